@@ -1,0 +1,42 @@
+/* Module functions both components share: endpoint bookkeeping. */
+#include "esp_btl_base.h"
+
+void esp_btl_module_construct(esp_btl_module_t *module)
+{
+    OBJ_CONSTRUCT(&module->endpoints, opal_list_t);
+    OBJ_CONSTRUCT(&module->lock, opal_mutex_t);
+    module->error_cb = NULL;
+}
+
+int esp_btl_module_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                             struct opal_proc_t **procs,
+                             struct mca_btl_base_endpoint_t **endpoints)
+{
+    esp_btl_module_t *module = (esp_btl_module_t *) btl;
+    (void) procs;
+    OPAL_THREAD_LOCK(&module->lock);
+    for (size_t i = 0; i < nprocs; i++) {
+        opal_list_item_t *item = (opal_list_item_t *) endpoints[i];
+        if (item != NULL) {
+            opal_list_remove_item(&module->endpoints, item);
+            OBJ_RELEASE(item);
+        }
+    }
+    OPAL_THREAD_UNLOCK(&module->lock);
+    return OPAL_SUCCESS;
+}
+
+int esp_btl_module_finalize(struct mca_btl_base_module_t *btl)
+{
+    esp_btl_module_t *module = (esp_btl_module_t *) btl;
+    OPAL_LIST_DESTRUCT(&module->endpoints);
+    OBJ_DESTRUCT(&module->lock);
+    return OPAL_SUCCESS;
+}
+
+int esp_btl_module_register_error(struct mca_btl_base_module_t *btl,
+                                  mca_btl_base_module_error_cb_fn_t cb)
+{
+    ((esp_btl_module_t *) btl)->error_cb = cb;
+    return OPAL_SUCCESS;
+}

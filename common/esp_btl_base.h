@@ -1,0 +1,32 @@
+/*
+ * What every module of both components shares: the endpoint list, its lock,
+ * ob1's error callback, and the module functions that only manage those.
+ * A component's module embeds esp_btl_module_t first; its endpoints begin
+ * with an opal_list_item_t.
+ */
+#ifndef ESP_BTL_BASE_H
+#define ESP_BTL_BASE_H
+
+#include <opal_config.h>
+#include <opal/class/opal_list.h>
+#include <opal/mca/btl/btl.h>
+#include <opal/threads/mutex.h>
+
+typedef struct esp_btl_module {
+    mca_btl_base_module_t super;
+    opal_list_t endpoints;
+    opal_mutex_t lock;
+    mca_btl_base_module_error_cb_fn_t error_cb;
+} esp_btl_module_t;
+
+/* Set up the shared part of a module copied from its template. */
+void esp_btl_module_construct(esp_btl_module_t *module);
+
+int esp_btl_module_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                             struct opal_proc_t **procs,
+                             struct mca_btl_base_endpoint_t **endpoints);
+int esp_btl_module_finalize(struct mca_btl_base_module_t *btl);
+int esp_btl_module_register_error(struct mca_btl_base_module_t *btl,
+                                  mca_btl_base_module_error_cb_fn_t cb);
+
+#endif

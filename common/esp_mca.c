@@ -1,0 +1,75 @@
+/* Open MPI glue shared by both components. */
+#include "esp_mca.h"
+
+#include <opal/mca/base/mca_base_var.h>
+#include <opal/runtime/opal.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void esp_mca_register_if_params(mca_base_component_t *component, esp_mca_if_params_t *params,
+                                const char *default_exclude)
+{
+    params->if_include = NULL;
+    (void) mca_base_component_var_register(component, "if_include",
+        "Comma-separated interface names and/or CIDR subnets to use "
+        "(e.g. \"eth1,10.10.0.0/16\"); mutually exclusive with if_exclude",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_1,
+        MCA_BASE_VAR_SCOPE_READONLY, &params->if_include);
+    params->if_exclude = (char *) default_exclude;
+    params->if_exclude_index = mca_base_component_var_register(component, "if_exclude",
+        "Comma-separated interface names and/or CIDR subnets not to use; "
+        "mutually exclusive with if_include",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_1,
+        MCA_BASE_VAR_SCOPE_READONLY, &params->if_exclude);
+}
+
+bool esp_mca_version_ok(const char *component_name)
+{
+    int major = 0, minor = 0;
+    if (sscanf(opal_version_string, "%d.%d", &major, &minor) != 2
+        || major != OPAL_MAJOR_VERSION || minor != OPAL_MINOR_VERSION) {
+        ESP_ERROR("btl %s: built for Open MPI %d.%d but running under Open MPI %s; "
+                  "the BTL interface differs, so %s is disabled. Rebuild it against this "
+                  "Open MPI.", component_name, OPAL_MAJOR_VERSION, OPAL_MINOR_VERSION,
+                  opal_version_string, component_name);
+        return false;
+    }
+    return true;
+}
+
+int esp_mca_select_interfaces(const char *component_name, const esp_mca_if_params_t *params,
+                              esp_if_t **out, size_t *count)
+{
+    char prefix[64], err[1024];
+    esp_if_t *all;
+    size_t nall;
+
+    snprintf(prefix, sizeof(prefix), "btl_%s", component_name);
+    if (esp_if_enumerate(&all, &nall, err, sizeof(err)) != 0) {
+        ESP_ERROR("btl %s: %s", component_name, err);
+        return -1;
+    }
+    /* An include list replaces the default exclude list; both set by the
+     * user is an error that esp_if_select reports. */
+    const char *exclude = params->if_exclude;
+    mca_base_var_source_t source = MCA_BASE_VAR_SOURCE_DEFAULT;
+    if (params->if_exclude_index >= 0) {
+        (void) mca_base_var_get_value(params->if_exclude_index, NULL, &source, NULL);
+    }
+    if (params->if_include && *params->if_include && source == MCA_BASE_VAR_SOURCE_DEFAULT) {
+        exclude = NULL;
+    }
+    int rc = esp_if_select(all, nall, params->if_include, exclude, prefix, out, count,
+                           err, sizeof(err));
+    free(all);
+    if (rc != 0) {
+        ESP_ERROR("btl %s: %s", component_name, err);
+        return -1;
+    }
+    for (size_t i = 0; i < *count; i++) {
+        char buf[96];
+        ESP_VERBOSE(10, "btl %s: may use %s", component_name, esp_if_format(&(*out)[i], buf, sizeof(buf)));
+    }
+    return 0;
+}

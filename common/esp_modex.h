@@ -1,0 +1,61 @@
+/*
+ * Modex address record: what a rank publishes about its local addresses so
+ * that peers can reach it. Fixed layout, network byte order, versioned; the
+ * decoder treats the bytes as untrusted. Layout in docs/wire-modex.md.
+ */
+#ifndef ESP_MODEX_H
+#define ESP_MODEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ESP_MODEX_MAGIC 0x45535041u /* "ESPA" */
+#define ESP_MODEX_VERSION 1
+#define ESP_MODEX_MAX_ADDRS 16
+
+enum esp_modex_kind { ESP_MODEX_KIND_ESP = 1, ESP_MODEX_KIND_SCTP = 2 };
+
+/* One reachable address of a rank (host byte order in memory). */
+typedef struct esp_modex_addr {
+    uint8_t family;          /* 4 or 6 */
+    uint8_t prefixlen;       /* subnet of the interface, for reachability */
+    uint16_t port;           /* UDP port the rank listens on */
+    uint32_t mtu;            /* interface MTU */
+    uint32_t net_id;         /* which local interface (index into the sender's list) */
+    uint8_t addr[16];        /* network byte order; IPv4 in the first 4 */
+} esp_modex_addr_t;
+
+/* On the wire. */
+typedef struct esp_modex_wire_header {
+    uint32_t magic;
+    uint8_t version;
+    uint8_t kind;
+    uint16_t count;
+} esp_modex_wire_header_t;
+
+typedef struct esp_modex_wire_addr {
+    uint8_t family;
+    uint8_t prefixlen;
+    uint16_t port;
+    uint32_t mtu;
+    uint32_t net_id;
+    uint8_t addr[16];
+} esp_modex_wire_addr_t;
+
+_Static_assert(sizeof(esp_modex_wire_header_t) == 8, "modex header is 8 bytes");
+_Static_assert(sizeof(esp_modex_wire_addr_t) == 28, "modex address entry is 28 bytes");
+
+/* Bytes needed for `count` addresses. */
+size_t esp_modex_size(size_t count);
+
+/* Encode into buf (at least esp_modex_size(count) bytes). Returns the length
+ * written, or 0 when count is 0 or over ESP_MODEX_MAX_ADDRS or buf is short. */
+size_t esp_modex_encode(enum esp_modex_kind kind, const esp_modex_addr_t *addrs, size_t count,
+                        void *buf, size_t buflen);
+
+/* Decode untrusted bytes. Returns the number of addresses (1..max), or -1 when
+ * the record is malformed: wrong magic/version/kind, bad length or family. */
+int esp_modex_decode(enum esp_modex_kind kind, const void *buf, size_t buflen,
+                     esp_modex_addr_t *addrs, size_t max);
+
+#endif
