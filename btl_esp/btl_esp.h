@@ -25,13 +25,9 @@ typedef struct mca_btl_esp_component {
     mca_btl_base_component_3_0_0_t super;
 
     /* MCA parameters (btl_esp_component.c) */
-    esp_mca_if_params_t ifp;
+    esp_mca_ifaces_t ifaces;     /* if_include/if_exclude and what they selected */
     char *wire_name;
     enum mca_btl_esp_wire wire;
-
-    /* state after init */
-    esp_if_t *ifs;
-    size_t num_ifs;
 } mca_btl_esp_component_t;
 
 OPAL_MODULE_DECLSPEC extern mca_btl_esp_component_t mca_btl_esp_component;

@@ -6,15 +6,10 @@
 #include "btl_esp.h"
 #include "btl_esp_endpoint.h"
 
-static int esp_module_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
-                                struct opal_proc_t **procs,
-                                struct mca_btl_base_endpoint_t **endpoints,
-                                struct opal_bitmap_t *reachable);
-
 mca_btl_esp_module_t mca_btl_esp_module_template = {
     .base.super = {
         .btl_component = &mca_btl_esp_component.super,
-        .btl_add_procs = esp_module_add_procs,
+        .btl_add_procs = esp_btl_module_add_procs_none,
         .btl_del_procs = esp_btl_module_del_procs,
         .btl_finalize = esp_btl_module_finalize,
         .btl_register_error = esp_btl_module_register_error,
@@ -26,20 +21,5 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *module, const esp_if_t *iface)
     *module = mca_btl_esp_module_template;
     esp_btl_module_construct(&module->base);
     module->iface = *iface;
-    return OPAL_SUCCESS;
-}
-
-static int esp_module_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
-                                struct opal_proc_t **procs,
-                                struct mca_btl_base_endpoint_t **endpoints,
-                                struct opal_bitmap_t *reachable)
-{
-    (void) btl;
-    (void) procs;
-    (void) reachable;
-    /* No data path yet: reach nobody, so the BML picks another BTL. */
-    for (size_t i = 0; i < nprocs; i++) {
-        endpoints[i] = NULL;
-    }
     return OPAL_SUCCESS;
 }

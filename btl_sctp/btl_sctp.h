@@ -35,15 +35,11 @@ typedef struct mca_btl_sctp_component {
     mca_btl_base_component_3_0_0_t super;
 
     /* MCA parameters (btl_sctp_component.c) */
-    esp_mca_if_params_t ifp;
+    esp_mca_ifaces_t ifaces;     /* if_include/if_exclude and what they selected */
     char *mode_name;
     char *style_name;
     enum mca_btl_sctp_mode mode;
     enum mca_btl_sctp_style style;
-
-    /* state after init */
-    esp_if_t *ifs;
-    size_t num_ifs;
 } mca_btl_sctp_component_t;
 
 OPAL_MODULE_DECLSPEC extern mca_btl_sctp_component_t mca_btl_sctp_component;

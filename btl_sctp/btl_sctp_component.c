@@ -6,8 +6,6 @@
 
 #include <opal/mca/base/mca_base_var.h>
 
-#include <stdlib.h>
-
 #include "esp_params.h"
 
 static const char *const sctp_mode_names[] = {"conn", "inet", NULL};
@@ -39,7 +37,7 @@ static int sctp_component_register(void)
 {
     mca_base_component_t *c = &mca_btl_sctp_component.super.btl_version;
 
-    esp_mca_register_if_params(c, &mca_btl_sctp_component.ifp, "127.0.0.0/8,::1");
+    esp_mca_ifaces_register(c, &mca_btl_sctp_component.ifaces, "127.0.0.0/8,::1");
 
     mca_btl_sctp_component.mode_name = "conn";
     (void) mca_base_component_var_register(c, "mode",
@@ -57,33 +55,26 @@ static int sctp_component_register(void)
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
         MCA_BASE_VAR_SCOPE_READONLY, &mca_btl_sctp_component.style_name);
 
-    /* Defaults for the standard btl_sctp_* parameters (exclusivity, limits, ...). */
-    mca_btl_base_module_t *m = &mca_btl_sctp_module_template.base.super;
-    m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 50;
-    m->btl_eager_limit = 64 * 1024;
-    m->btl_rndv_eager_limit = 64 * 1024;
-    m->btl_max_send_size = 128 * 1024;
-    m->btl_rdma_pipeline_send_length = 128 * 1024;
-    m->btl_rdma_pipeline_frag_size = 1024 * 1024;
-    m->btl_min_rdma_pipeline_size = 0;
-    m->btl_flags = MCA_BTL_FLAGS_SEND;
-    m->btl_latency = 100;
-    m->btl_bandwidth = 1000;
-    return mca_btl_base_param_register(c, m);
+    /* Open MPI's standard btl_sctp_* parameters (exclusivity, limits, ...). */
+    static const esp_btl_defaults_t defaults = {
+        .exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 50,
+        .eager_limit = 64 * 1024,
+        .max_send_size = 128 * 1024,
+        .rdma_pipeline_frag_size = 1024 * 1024,
+        .flags = MCA_BTL_FLAGS_SEND,
+    };
+    return esp_mca_register_base_params(c, &mca_btl_sctp_module_template.base.super, &defaults);
 }
 
 static int sctp_component_open(void)
 {
-    mca_btl_sctp_component.ifs = NULL;
-    mca_btl_sctp_component.num_ifs = 0;
+    esp_mca_ifaces_release(&mca_btl_sctp_component.ifaces);
     return OPAL_SUCCESS;
 }
 
 static int sctp_component_close(void)
 {
-    free(mca_btl_sctp_component.ifs);
-    mca_btl_sctp_component.ifs = NULL;
-    mca_btl_sctp_component.num_ifs = 0;
+    esp_mca_ifaces_release(&mca_btl_sctp_component.ifaces);
     return OPAL_SUCCESS;
 }
 
@@ -115,13 +106,12 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
     if (!esp_mca_version_ok("sctp") || !sctp_params_valid()) {
         return NULL;
     }
-    if (esp_mca_select_interfaces("sctp", &mca_btl_sctp_component.ifp, &mca_btl_sctp_component.ifs,
-                                  &mca_btl_sctp_component.num_ifs) != 0) {
+    if (esp_mca_ifaces_select("sctp", &mca_btl_sctp_component.ifaces) != 0) {
         return NULL;
     }
     ESP_VERBOSE(1, "btl sctp: %zu usable address(es), mode %s, style %s; the sctp data path "
                 "is not built yet, so sctp claims no peers (use another BTL)",
-                mca_btl_sctp_component.num_ifs, sctp_mode_names[mca_btl_sctp_component.mode],
+                mca_btl_sctp_component.ifaces.count, sctp_mode_names[mca_btl_sctp_component.mode],
                 sctp_style_names[mca_btl_sctp_component.style]);
     return NULL;
 }

@@ -6,15 +6,10 @@
 #include "btl_sctp.h"
 #include "btl_sctp_endpoint.h"
 
-static int sctp_module_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
-                                 struct opal_proc_t **procs,
-                                 struct mca_btl_base_endpoint_t **endpoints,
-                                 struct opal_bitmap_t *reachable);
-
 mca_btl_sctp_module_t mca_btl_sctp_module_template = {
     .base.super = {
         .btl_component = &mca_btl_sctp_component.super,
-        .btl_add_procs = sctp_module_add_procs,
+        .btl_add_procs = esp_btl_module_add_procs_none,
         .btl_del_procs = esp_btl_module_del_procs,
         .btl_finalize = esp_btl_module_finalize,
         .btl_register_error = esp_btl_module_register_error,
@@ -27,20 +22,5 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *module, esp_if_t *ifaces, si
     esp_btl_module_construct(&module->base);
     module->ifaces = ifaces;
     module->num_ifaces = count;
-    return OPAL_SUCCESS;
-}
-
-static int sctp_module_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
-                                 struct opal_proc_t **procs,
-                                 struct mca_btl_base_endpoint_t **endpoints,
-                                 struct opal_bitmap_t *reachable)
-{
-    (void) btl;
-    (void) procs;
-    (void) reachable;
-    /* No data path yet: reach nobody, so the BML picks another BTL. */
-    for (size_t i = 0; i < nprocs; i++) {
-        endpoints[i] = NULL;
-    }
     return OPAL_SUCCESS;
 }

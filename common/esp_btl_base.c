@@ -8,6 +8,20 @@ void esp_btl_module_construct(esp_btl_module_t *module)
     module->error_cb = NULL;
 }
 
+int esp_btl_module_add_procs_none(struct mca_btl_base_module_t *btl, size_t nprocs,
+                                  struct opal_proc_t **procs,
+                                  struct mca_btl_base_endpoint_t **endpoints,
+                                  struct opal_bitmap_t *reachable)
+{
+    (void) btl;
+    (void) procs;
+    (void) reachable;
+    for (size_t i = 0; i < nprocs; i++) {
+        endpoints[i] = NULL;
+    }
+    return OPAL_SUCCESS;
+}
+
 int esp_btl_module_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                              struct opal_proc_t **procs,
                              struct mca_btl_base_endpoint_t **endpoints)

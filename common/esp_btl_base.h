@@ -22,6 +22,12 @@ typedef struct esp_btl_module {
 /* Set up the shared part of a module copied from its template. */
 void esp_btl_module_construct(esp_btl_module_t *module);
 
+/* add_procs of a module without a data path: reaches nobody, so the BML
+ * picks another BTL. */
+int esp_btl_module_add_procs_none(struct mca_btl_base_module_t *btl, size_t nprocs,
+                                  struct opal_proc_t **procs,
+                                  struct mca_btl_base_endpoint_t **endpoints,
+                                  struct opal_bitmap_t *reachable);
 int esp_btl_module_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                              struct opal_proc_t **procs,
                              struct mca_btl_base_endpoint_t **endpoints);

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void esp_mca_register_if_params(mca_base_component_t *component, esp_mca_if_params_t *params,
-                                const char *default_exclude)
+void esp_mca_ifaces_register(mca_base_component_t *component, esp_mca_ifaces_t *params,
+                             const char *default_exclude)
 {
+    params->selected = NULL;
+    params->count = 0;
     params->if_include = NULL;
     (void) mca_base_component_var_register(component, "if_include",
         "Comma-separated interface names and/or CIDR subnets to use "
@@ -38,9 +40,10 @@ bool esp_mca_version_ok(const char *component_name)
     return true;
 }
 
-int esp_mca_select_interfaces(const char *component_name, const esp_mca_if_params_t *params,
-                              esp_if_t **out, size_t *count)
+int esp_mca_ifaces_select(const char *component_name, esp_mca_ifaces_t *params)
 {
+    esp_if_t **out = &params->selected;
+    size_t *count = &params->count;
     char prefix[64], err[1024];
     esp_if_t *all;
     size_t nall;
@@ -72,4 +75,27 @@ int esp_mca_select_interfaces(const char *component_name, const esp_mca_if_param
         ESP_VERBOSE(10, "btl %s: may use %s", component_name, esp_if_format(&(*out)[i], buf, sizeof(buf)));
     }
     return 0;
+}
+
+void esp_mca_ifaces_release(esp_mca_ifaces_t *ifaces)
+{
+    free(ifaces->selected);
+    ifaces->selected = NULL;
+    ifaces->count = 0;
+}
+
+int esp_mca_register_base_params(mca_base_component_t *component, mca_btl_base_module_t *module,
+                                 const esp_btl_defaults_t *defaults)
+{
+    module->btl_exclusivity = defaults->exclusivity;
+    module->btl_eager_limit = defaults->eager_limit;
+    module->btl_rndv_eager_limit = defaults->eager_limit;
+    module->btl_max_send_size = defaults->max_send_size;
+    module->btl_rdma_pipeline_send_length = defaults->max_send_size;
+    module->btl_rdma_pipeline_frag_size = defaults->rdma_pipeline_frag_size;
+    module->btl_min_rdma_pipeline_size = 0;
+    module->btl_flags = defaults->flags;
+    module->btl_latency = 100;
+    module->btl_bandwidth = 1000;
+    return mca_btl_base_param_register(component, module);
 }

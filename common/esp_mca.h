@@ -19,24 +19,42 @@
 /* One clear message, always shown: a bad value or an unusable setup. */
 #define ESP_ERROR(...) opal_output(0, __VA_ARGS__)
 
-/* The interface-selection parameters every component has. */
-typedef struct esp_mca_if_params {
+/* The interface-selection parameters every component has, and what they
+ * selected at init. */
+typedef struct esp_mca_ifaces {
     char *if_include;
     char *if_exclude;
     int if_exclude_index;   /* to tell a user's value from the default */
-} esp_mca_if_params_t;
+    esp_if_t *selected;     /* after esp_mca_ifaces_select */
+    size_t count;
+} esp_mca_ifaces_t;
 
 /* Register <component>_if_include / _if_exclude with help text. */
-void esp_mca_register_if_params(mca_base_component_t *component, esp_mca_if_params_t *params,
-                                const char *default_exclude);
+void esp_mca_ifaces_register(mca_base_component_t *component, esp_mca_ifaces_t *ifaces,
+                             const char *default_exclude);
+
+/* Enumerate and filter this host's addresses by the parameters into
+ * ifaces->selected. Returns 0, or -1 after one message that says what to set. */
+int esp_mca_ifaces_select(const char *component_name, esp_mca_ifaces_t *ifaces);
+
+/* Forget the selection (component open and close). */
+void esp_mca_ifaces_release(esp_mca_ifaces_t *ifaces);
+
+/* A component's defaults for Open MPI's standard btl_<c>_* parameters. */
+typedef struct esp_btl_defaults {
+    uint32_t exclusivity;
+    size_t eager_limit;           /* also the rendezvous eager limit */
+    size_t max_send_size;         /* also the pipeline send length */
+    size_t rdma_pipeline_frag_size;
+    uint32_t flags;
+} esp_btl_defaults_t;
+
+/* Put the defaults into a module template and register the standard parameters. */
+int esp_mca_register_base_params(mca_base_component_t *component, mca_btl_base_module_t *module,
+                                 const esp_btl_defaults_t *defaults);
 
 /* False (with one message) when the running Open MPI is not the 4.1 series
  * these components were compiled for: the BTL ABI differs across series. */
 bool esp_mca_version_ok(const char *component_name);
-
-/* Enumerate and filter this host's addresses by the parameters. Returns 0 with
- * a malloc'd array, or -1 after printing one message that says what to set. */
-int esp_mca_select_interfaces(const char *component_name, const esp_mca_if_params_t *params,
-                              esp_if_t **out, size_t *count);
 
 #endif
