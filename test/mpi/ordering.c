@@ -250,6 +250,24 @@ static void test_any_source(void)
 
 /* Test 4: several communicators at once, same tag, no cross-talk. */
 #define NCOMM 6
+/* Post the receives of every other communicator, from `first` down, from
+ * each one's left neighbour; returns the new request count. */
+static int post_comm_recvs(int first, MPI_Comm *comms, const int *crank, const int *csize,
+                           int (*worldof)[2], unsigned char *(*rb)[NCOMMSG],
+                           MPI_Request *rr, int nr)
+{
+    for (int c = first; c >= 0; c -= 2) {
+        int left = (crank[c] - 1 + csize[c]) % csize[c];
+        for (int i = 0; i < NCOMMSG; i++) {
+            size_t n = seq_size(S_COMM0 + c, worldof[c][0], mt_rank, i);
+            rb[c][i] = mt_malloc(n);
+            MT_MPI(MPI_Irecv(rb[c][i], (int)n, MPI_BYTE, left, TAG, comms[c],
+                             &rr[nr++]));
+        }
+    }
+    return nr;
+}
+
 static void test_comms(void)
 {
     MPI_Comm comms[NCOMM];
@@ -284,16 +302,7 @@ static void test_comms(void)
 
     /* pre-post receives for half of the communicators (in reverse order),
      * the rest after the sends */
-    int nr = 0;
-    for (int c = NCOMM - 1; c >= 0; c -= 2) {
-        int left = (crank[c] - 1 + csize[c]) % csize[c];
-        for (int i = 0; i < NCOMMSG; i++) {
-            size_t n = seq_size(S_COMM0 + c, worldof[c][0], mt_rank, i);
-            rb[c][i] = mt_malloc(n);
-            MT_MPI(MPI_Irecv(rb[c][i], (int)n, MPI_BYTE, left, TAG, comms[c],
-                             &rr[nr++]));
-        }
-    }
+    int nr = post_comm_recvs(NCOMM - 1, comms, crank, csize, worldof, rb, rr, 0);
     int ns = 0;
     for (int i = 0; i < NCOMMSG; i++) {
         for (int c = 0; c < NCOMM; c++) {
@@ -304,15 +313,7 @@ static void test_comms(void)
                              &sr[ns++]));
         }
     }
-    for (int c = NCOMM - 2; c >= 0; c -= 2) {
-        int left = (crank[c] - 1 + csize[c]) % csize[c];
-        for (int i = 0; i < NCOMMSG; i++) {
-            size_t n = seq_size(S_COMM0 + c, worldof[c][0], mt_rank, i);
-            rb[c][i] = mt_malloc(n);
-            MT_MPI(MPI_Irecv(rb[c][i], (int)n, MPI_BYTE, left, TAG, comms[c],
-                             &rr[nr++]));
-        }
-    }
+    nr = post_comm_recvs(NCOMM - 2, comms, crank, csize, worldof, rb, rr, nr);
     MT_MPI(MPI_Waitall(nr, rr, rs));
     nr = 0;
     for (int pass = 0; pass < 2; pass++) {
