@@ -264,12 +264,9 @@ int main(int argc, char **argv)
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
 
     {
-        double tb = 0;
-        long to = 0;
-        MT_MPI(MPI_Reduce(&bytes_checked, &tb, 1, MPI_DOUBLE, MPI_SUM, 0,
-                          MPI_COMM_WORLD));
-        MT_MPI(MPI_Reduce(&ops, &to, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
-        mt_finish("ops=%ld checked=%.1fMiB", to / mt_size, tb / 1048576.0);
+        double mib = mt_total_mib(bytes_checked);
+        long to = mt_total_count(ops);
+        mt_finish("ops=%ld checked=%.1fMiB", to / mt_size, mib);
     }
     return 0;
 }

@@ -385,11 +385,9 @@ int main(int argc, char **argv)
         free(types[t].f);
     }
     {
-        double tb = 0;
-        MT_MPI(MPI_Reduce(&bytes_checked, &tb, 1, MPI_DOUBLE, MPI_SUM, 0,
-                          MPI_COMM_WORLD));
+        double mib = mt_total_mib(bytes_checked);
         mt_finish("types=%d transfers/pair=%d checked=%.1fMiB", NTYPES,
-                  nruns, tb / 1048576.0);
+                  nruns, mib);
     }
     return 0;
 }

@@ -167,14 +167,10 @@ int main(int argc, char **argv)
     }
 
     {
-        double tb = 0;
-        long tm = 0;
-        MT_MPI(MPI_Reduce(&bytes, &tb, 1, MPI_DOUBLE, MPI_SUM, 0,
-                          MPI_COMM_WORLD));
-        MT_MPI(MPI_Reduce(&nmsgs, &tm, 1, MPI_LONG, MPI_SUM, 0,
-                          MPI_COMM_WORLD));
+        double mib = mt_total_mib(bytes);
+        long tm = mt_total_count(nmsgs);
         mt_finish("window=%d rounds=%d msgs=%ld checked=%.1fMiB", WINDOW,
-                  rounds, tm, tb / 1048576.0);
+                  rounds, tm, mib);
     }
     return 0;
 }

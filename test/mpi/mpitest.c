@@ -92,6 +92,20 @@ void mt_finish(const char *fmt, ...)
     MPI_Finalize();
 }
 
+double mt_total_mib(double bytes)
+{
+    double total = 0;
+    MT_MPI(MPI_Reduce(&bytes, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
+    return total / 1048576.0;
+}
+
+long mt_total_count(long count)
+{
+    long total = 0;
+    MT_MPI(MPI_Reduce(&count, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
+    return total;
+}
+
 int mt_scale(void)
 {
     const char *e = getenv("MPITEST_SCALE");

@@ -47,6 +47,9 @@ int mt_init_thread(int *argc, char ***argv, int required, const char *name);
  *   "<name>: OK np=<n> <details> (<secs>s)"
  * and MPI_Finalize is called. */
 void mt_finish(const char *fmt, ...) MT_PRINTF(1, 2);
+/* Sums over all ranks, valid on rank 0 (for the summary line). */
+double mt_total_mib(double bytes);
+long mt_total_count(long count);
 
 extern int mt_rank, mt_size;
 

@@ -358,13 +358,9 @@ int main(int argc, char **argv)
     }
 
     {
-        double tb = 0;
-        long tm = 0;
-        MT_MPI(MPI_Reduce(&bytes_checked, &tb, 1, MPI_DOUBLE, MPI_SUM, 0,
-                          MPI_COMM_WORLD));
-        MT_MPI(MPI_Reduce(&msgs_checked, &tm, 1, MPI_LONG, MPI_SUM, 0,
-                          MPI_COMM_WORLD));
-        mt_finish("msgs=%ld checked=%.1fMiB", tm, tb / 1048576.0);
+        double mib = mt_total_mib(bytes_checked);
+        long tm = mt_total_count(msgs_checked);
+        mt_finish("msgs=%ld checked=%.1fMiB", tm, mib);
     }
     return 0;
 }

@@ -158,11 +158,9 @@ int main(int argc, char **argv)
     free(sbuf);
     free(rbuf);
     {
-        double total = 0;
-        MT_MPI(MPI_Reduce(&bytes, &total, 1, MPI_DOUBLE, MPI_SUM, 0,
-                          MPI_COMM_WORLD));
+        double mib = mt_total_mib(bytes);
         mt_finish("pairs=%d sizes=%d iters=%d checked=%.1fMiB", mt_size / 2,
-                  nsizes, iters, total / 1048576.0);
+                  nsizes, iters, mib);
     }
     return 0;
 }

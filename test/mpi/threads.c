@@ -131,8 +131,8 @@ int main(int argc, char **argv)
     int provided;
     pthread_t th[NTHREADS];
     targ_t args[NTHREADS];
-    double bytes = 0, tb = 0;
-    long msgs = 0, tm = 0;
+    double bytes = 0;
+    long msgs = 0;
 
     provided = mt_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, "threads");
     if (provided < MPI_THREAD_MULTIPLE)
@@ -160,9 +160,8 @@ int main(int argc, char **argv)
     for (int t = 0; t < NTHREADS; t++)
         MT_MPI(MPI_Comm_free(&tcomm[t]));
 
-    MT_MPI(MPI_Reduce(&bytes, &tb, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
-    MT_MPI(MPI_Reduce(&msgs, &tm, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
-    mt_finish("threads=%d msgs=%ld checked=%.1fMiB", NTHREADS, tm,
-              tb / 1048576.0);
+    double mib = mt_total_mib(bytes);
+    long tm = mt_total_count(msgs);
+    mt_finish("threads=%d msgs=%ld checked=%.1fMiB", NTHREADS, tm, mib);
     return 0;
 }
