@@ -9,8 +9,13 @@ size_t esp_modex_size(size_t count)
     return sizeof(esp_modex_wire_header_t) + count * sizeof(esp_modex_wire_addr_t);
 }
 
-size_t esp_modex_encode(enum esp_modex_kind kind, const esp_modex_addr_t *addrs, size_t count,
-                        void *buf, size_t buflen)
+static uint64_t hton64(uint64_t v)
+{
+    return ((uint64_t) htonl((uint32_t) v) << 32) | htonl((uint32_t) (v >> 32));
+}
+
+size_t esp_modex_encode(enum esp_modex_kind kind, uint64_t epoch, const esp_modex_addr_t *addrs,
+                        size_t count, void *buf, size_t buflen)
 {
     if (count == 0 || count > ESP_MODEX_MAX_ADDRS || buflen < esp_modex_size(count)) {
         return 0;
@@ -20,6 +25,7 @@ size_t esp_modex_encode(enum esp_modex_kind kind, const esp_modex_addr_t *addrs,
         .version = ESP_MODEX_VERSION,
         .kind = (uint8_t) kind,
         .count = htons((uint16_t) count),
+        .epoch = hton64(epoch),
     };
     unsigned char *p = buf;
     memcpy(p, &h, sizeof(h));
@@ -30,7 +36,8 @@ size_t esp_modex_encode(enum esp_modex_kind kind, const esp_modex_addr_t *addrs,
             .prefixlen = addrs[i].prefixlen,
             .port = htons(addrs[i].port),
             .mtu = htonl(addrs[i].mtu),
-            .net_id = htonl(addrs[i].net_id),
+            .net_id = htons(addrs[i].net_id),
+            .port2 = htons(addrs[i].port2),
         };
         memcpy(w.addr, addrs[i].addr, sizeof(w.addr));
         memcpy(p, &w, sizeof(w));
@@ -40,7 +47,7 @@ size_t esp_modex_encode(enum esp_modex_kind kind, const esp_modex_addr_t *addrs,
 }
 
 int esp_modex_decode(enum esp_modex_kind kind, const void *buf, size_t buflen,
-                     esp_modex_addr_t *addrs, size_t max)
+                     esp_modex_addr_t *addrs, size_t max, uint64_t *epoch)
 {
     esp_modex_wire_header_t h;
     if (buf == NULL || buflen < sizeof(h)) {
@@ -66,9 +73,11 @@ int esp_modex_decode(enum esp_modex_kind kind, const void *buf, size_t buflen,
             .prefixlen = w.prefixlen,
             .port = ntohs(w.port),
             .mtu = ntohl(w.mtu),
-            .net_id = ntohl(w.net_id),
+            .net_id = ntohs(w.net_id),
+            .port2 = ntohs(w.port2),
         };
         memcpy(addrs[i].addr, w.addr, sizeof(w.addr));
     }
+    *epoch = hton64(h.epoch);
     return (int) count;
 }

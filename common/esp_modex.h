@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #define ESP_MODEX_MAGIC 0x45535041u /* "ESPA" */
-#define ESP_MODEX_VERSION 1
+#define ESP_MODEX_VERSION 2
 #define ESP_MODEX_MAX_ADDRS 16
 
 enum esp_modex_kind { ESP_MODEX_KIND_ESP = 1, ESP_MODEX_KIND_SCTP = 2 };
@@ -21,7 +21,8 @@ typedef struct esp_modex_addr {
     uint8_t prefixlen;       /* subnet of the interface, for reachability */
     uint16_t port;           /* UDP port the rank listens on */
     uint32_t mtu;            /* interface MTU */
-    uint32_t net_id;         /* which local interface (index into the sender's list) */
+    uint16_t net_id;         /* which local interface (index into the sender's list) */
+    uint16_t port2;          /* a second port (esp: the priority channel), 0 if none */
     uint8_t addr[16];        /* network byte order; IPv4 in the first 4 */
 } esp_modex_addr_t;
 
@@ -31,6 +32,7 @@ typedef struct esp_modex_wire_header {
     uint8_t version;
     uint8_t kind;
     uint16_t count;
+    uint64_t epoch;          /* the publishing process's random instance number */
 } esp_modex_wire_header_t;
 
 typedef struct esp_modex_wire_addr {
@@ -38,11 +40,12 @@ typedef struct esp_modex_wire_addr {
     uint8_t prefixlen;
     uint16_t port;
     uint32_t mtu;
-    uint32_t net_id;
+    uint16_t net_id;
+    uint16_t port2;
     uint8_t addr[16];
 } esp_modex_wire_addr_t;
 
-_Static_assert(sizeof(esp_modex_wire_header_t) == 8, "modex header is 8 bytes");
+_Static_assert(sizeof(esp_modex_wire_header_t) == 16, "modex header is 16 bytes");
 _Static_assert(sizeof(esp_modex_wire_addr_t) == 28, "modex address entry is 28 bytes");
 
 /* Bytes needed for `count` addresses. */
@@ -50,12 +53,13 @@ size_t esp_modex_size(size_t count);
 
 /* Encode into buf (at least esp_modex_size(count) bytes). Returns the length
  * written, or 0 when count is 0 or over ESP_MODEX_MAX_ADDRS or buf is short. */
-size_t esp_modex_encode(enum esp_modex_kind kind, const esp_modex_addr_t *addrs, size_t count,
-                        void *buf, size_t buflen);
+size_t esp_modex_encode(enum esp_modex_kind kind, uint64_t epoch, const esp_modex_addr_t *addrs,
+                        size_t count, void *buf, size_t buflen);
 
-/* Decode untrusted bytes. Returns the number of addresses (1..max), or -1 when
- * the record is malformed: wrong magic/version/kind, bad length or family. */
+/* Decode untrusted bytes. Returns the number of addresses (1..max) and the
+ * epoch, or -1 when the record is malformed: wrong magic/version/kind, bad
+ * length or family. */
 int esp_modex_decode(enum esp_modex_kind kind, const void *buf, size_t buflen,
-                     esp_modex_addr_t *addrs, size_t max);
+                     esp_modex_addr_t *addrs, size_t max, uint64_t *epoch);
 
 #endif

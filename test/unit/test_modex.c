@@ -6,6 +6,8 @@
 #include "esp_modex.h"
 #include "unit.h"
 
+static uint64_t epoch;
+
 static esp_modex_addr_t addr4(const char *a, uint16_t port)
 {
     esp_modex_addr_t m;
@@ -26,15 +28,16 @@ static void round_trip(void)
     in[1].prefixlen = 64;
     inet_pton(AF_INET6, "fd00::7", in[1].addr);
     unsigned char buf[256];
-    size_t len = esp_modex_encode(ESP_MODEX_KIND_ESP, in, 2, buf, sizeof(buf));
+    size_t len = esp_modex_encode(ESP_MODEX_KIND_ESP, 0x0102030405060708ull, in, 2, buf, sizeof(buf));
     CHECK(len == esp_modex_size(2));
-    CHECK(len == 8 + 2 * 28);
+    CHECK(len == 16 + 2 * 28);
     esp_modex_addr_t out[ESP_MODEX_MAX_ADDRS];
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_ESP, buf, len, out, ESP_MODEX_MAX_ADDRS) == 2);
+    CHECK(esp_modex_decode(ESP_MODEX_KIND_ESP, buf, len, out, ESP_MODEX_MAX_ADDRS, &epoch) == 2);
     CHECK(memcmp(in, out, sizeof(in)) == 0);
     /* network byte order on the wire */
     CHECK(buf[0] == 0x45 && buf[1] == 0x53 && buf[2] == 0x50 && buf[3] == 0x41);
-    CHECK(buf[8 + 2] == (50000 >> 8) && buf[8 + 3] == (50000 & 0xff));
+    CHECK(buf[16 + 2] == (50000 >> 8) && buf[16 + 3] == (50000 & 0xff));
+    CHECK(epoch == 0x0102030405060708ull && buf[8] == 1 && buf[15] == 8);
 }
 
 static void encode_limits(void)
@@ -44,42 +47,42 @@ static void encode_limits(void)
         in[i] = addr4("10.0.0.1", 1);
     }
     unsigned char buf[1024];
-    CHECK(esp_modex_encode(ESP_MODEX_KIND_ESP, in, 0, buf, sizeof(buf)) == 0);
-    CHECK(esp_modex_encode(ESP_MODEX_KIND_ESP, in, ESP_MODEX_MAX_ADDRS + 1, buf, sizeof(buf)) == 0);
-    CHECK(esp_modex_encode(ESP_MODEX_KIND_ESP, in, 2, buf, esp_modex_size(2) - 1) == 0);
-    CHECK(esp_modex_encode(ESP_MODEX_KIND_ESP, in, ESP_MODEX_MAX_ADDRS, buf, sizeof(buf)) > 0);
+    CHECK(esp_modex_encode(ESP_MODEX_KIND_ESP, 0x0102030405060708ull, in, 0, buf, sizeof(buf)) == 0);
+    CHECK(esp_modex_encode(ESP_MODEX_KIND_ESP, 0x0102030405060708ull, in, ESP_MODEX_MAX_ADDRS + 1, buf, sizeof(buf)) == 0);
+    CHECK(esp_modex_encode(ESP_MODEX_KIND_ESP, 0x0102030405060708ull, in, 2, buf, esp_modex_size(2) - 1) == 0);
+    CHECK(esp_modex_encode(ESP_MODEX_KIND_ESP, 0x0102030405060708ull, in, ESP_MODEX_MAX_ADDRS, buf, sizeof(buf)) > 0);
 }
 
 static void malformed_records_refused(void)
 {
     esp_modex_addr_t in[1] = {addr4("10.1.2.3", 50000)};
     unsigned char good[64], bad[64];
-    size_t len = esp_modex_encode(ESP_MODEX_KIND_SCTP, in, 1, good, sizeof(good));
+    size_t len = esp_modex_encode(ESP_MODEX_KIND_SCTP, 0x0102030405060708ull, in, 1, good, sizeof(good));
     esp_modex_addr_t out[ESP_MODEX_MAX_ADDRS];
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, good, len, out, 16) == 1);
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_ESP, good, len, out, 16) == -1);   /* other component */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, good, len - 1, out, 16) == -1); /* truncated */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, good, 4, out, 16) == -1);
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, NULL, 0, out, 16) == -1);
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, good, len, out, 0) == -1);    /* no room */
+    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, good, len, out, 16, &epoch) == 1);
+    CHECK(esp_modex_decode(ESP_MODEX_KIND_ESP, good, len, out, 16, &epoch) == -1);   /* other component */
+    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, good, len - 1, out, 16, &epoch) == -1); /* truncated */
+    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, good, 4, out, 16, &epoch) == -1);
+    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, NULL, 0, out, 16, &epoch) == -1);
+    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, good, len, out, 0, &epoch) == -1);    /* no room */
     memcpy(bad, good, len);
     bad[0] ^= 1;                                                               /* magic */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16) == -1);
+    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
     memcpy(bad, good, len);
-    bad[4] = 2;                                                                /* version */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16) == -1);
+    bad[4] = 1;                                                                /* version 1: the old layout */
+    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
     memcpy(bad, good, len);
     bad[7] = 2;                                                                /* count says 2 */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16) == -1);
+    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
     memcpy(bad, good, len);
-    bad[8] = 5;                                                                /* family */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16) == -1);
+    bad[16] = 5;                                                               /* family */
+    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
     memcpy(bad, good, len);
-    bad[9] = 33;                                                               /* prefix > 32 */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16) == -1);
+    bad[17] = 33;                                                              /* prefix > 32 */
+    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
     memcpy(bad, good, len);
-    bad[10] = bad[11] = 0;                                                     /* port 0 */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16) == -1);
+    bad[18] = bad[19] = 0;                                                     /* port 0 */
+    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
 }
 
 /* Every truncation and every single-byte change of a valid record either
@@ -88,16 +91,16 @@ static void every_mutation_is_safe(void)
 {
     esp_modex_addr_t in[3] = {addr4("10.1.2.3", 1), addr4("10.1.2.4", 2), addr4("10.1.2.5", 3)};
     unsigned char good[128], buf[128];
-    size_t len = esp_modex_encode(ESP_MODEX_KIND_ESP, in, 3, good, sizeof(good));
+    size_t len = esp_modex_encode(ESP_MODEX_KIND_ESP, 0x0102030405060708ull, in, 3, good, sizeof(good));
     esp_modex_addr_t out[ESP_MODEX_MAX_ADDRS];
     for (size_t cut = 0; cut < len; cut++) {
-        CHECK(esp_modex_decode(ESP_MODEX_KIND_ESP, good, cut, out, 16) == -1);
+        CHECK(esp_modex_decode(ESP_MODEX_KIND_ESP, good, cut, out, 16, &epoch) == -1);
     }
     for (size_t i = 0; i < len; i++) {
         for (int b = 0; b < 256; b++) {
             memcpy(buf, good, len);
             buf[i] = (unsigned char) b;
-            int n = esp_modex_decode(ESP_MODEX_KIND_ESP, buf, len, out, 16);
+            int n = esp_modex_decode(ESP_MODEX_KIND_ESP, buf, len, out, 16, &epoch);
             CHECK(n == -1 || n == 3);
             for (int k = 0; k < n; k++) {
                 CHECK(out[k].family == 4 || out[k].family == 6);
