@@ -4,7 +4,8 @@
 void esp_btl_module_construct(esp_btl_module_t *module)
 {
     OBJ_CONSTRUCT(&module->endpoints, opal_list_t);
-    OBJ_CONSTRUCT(&module->lock, opal_mutex_t);
+    /* Recursive: a receive callback into the PML may send at once. */
+    OBJ_CONSTRUCT(&module->lock, opal_recursive_mutex_t);
     module->error_cb = NULL;
 }
 
