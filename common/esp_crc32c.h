@@ -1,0 +1,26 @@
+/*
+ * CRC-32C (Castagnoli), the checksum of every esp datagram: the SSE4.2
+ * instruction where the CPU has it, a table otherwise. Pure C; all
+ * functions are thread-safe (tables are built once, on first use).
+ */
+#ifndef ESP_CRC32C_H
+#define ESP_CRC32C_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+/* Continue a CRC-32C over len more bytes: start with crc 0;
+ * esp_crc32c(0, "123456789", 9) == 0xE3069283, and
+ * esp_crc32c(esp_crc32c(0, a, n), b, m) equals the CRC of a followed by b.
+ * buf may be NULL when len is 0 (the crc is then returned unchanged). */
+uint32_t esp_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* The CRC-32C of the concatenation of iov[0..n); entries of length 0 may
+ * have a NULL base, and n <= 0 gives 0 (the CRC of nothing). */
+uint32_t esp_crc32c_iov(const struct iovec *iov, int n);
+
+/* "sse4.2" or "table": what esp_crc32c uses on this CPU. */
+const char *esp_crc32c_impl(void);
+
+#endif

@@ -1,0 +1,208 @@
+/* Unit tests of CRC-32C (common/esp_crc32c.c). */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "esp_crc32c.h"
+#include "unit.h"
+
+/* Test hooks defined in esp_crc32c.c, deliberately not in its header. */
+extern uint32_t esp_crc32c_table(uint32_t crc, const void *buf, size_t len);
+extern uint32_t esp_crc32c_hw(uint32_t crc, const void *buf, size_t len);
+
+/* Interleaved block sizes of esp_crc32c.c (LONG_BLOCK, SHORT_BLOCK). */
+enum { LONG_BLOCK = 8192, SHORT_BLOCK = 256 };
+
+/* Deterministic xorshift64 so that a failure reproduces. */
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static unsigned char *random_buf(size_t len)
+{
+    unsigned char *b = malloc(len);
+    for (size_t i = 0; i < len; i++) {
+        b[i] = (unsigned char) rng();
+    }
+    return b;
+}
+
+/* Bit-at-a-time reference, independent of both implementations' tables. */
+static uint32_t crc_bitwise(const unsigned char *p, size_t len)
+{
+    uint32_t crc = ~0u;
+    for (size_t i = 0; i < len; i++) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1)));
+        }
+    }
+    return ~crc;
+}
+
+static void known_vectors(void)
+{
+    unsigned char zeros[32], ones[32], inc[32];
+    memset(zeros, 0, sizeof(zeros));
+    memset(ones, 0xff, sizeof(ones));
+    for (int i = 0; i < 32; i++) {
+        inc[i] = (unsigned char) i;
+    }
+    uint32_t (*const fns[])(uint32_t, const void *, size_t) = {
+        esp_crc32c, esp_crc32c_table, esp_crc32c_hw};
+    for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
+        CHECK(fns[f](0, "123456789", 9) == 0xE3069283u);
+        CHECK(fns[f](0, zeros, 32) == 0x8A9136AAu); /* RFC 3720 B.4 */
+        CHECK(fns[f](0, ones, 32) == 0x62A8AB43u);
+        CHECK(fns[f](0, inc, 32) == 0x46DD794Eu);
+        CHECK(fns[f](0, NULL, 0) == 0);
+        CHECK(fns[f](0x12345678u, NULL, 0) == 0x12345678u);
+    }
+    CHECK(crc_bitwise((const unsigned char *) "123456789", 9) == 0xE3069283u);
+}
+
+/* Every length 0..2048 at every offset 0..7: hw == table, and for the
+ * shorter ones both == the bit-at-a-time reference. */
+static void hw_matches_table(void)
+{
+    unsigned char *buf = random_buf(2048 + 8);
+    int bad_hw = 0, bad_ref = 0;
+    for (size_t off = 0; off < 8; off++) {
+        for (size_t len = 0; len <= 2048; len++) {
+            uint32_t t = esp_crc32c_table(0, buf + off, len);
+            if (esp_crc32c_hw(0, buf + off, len) != t || esp_crc32c(0, buf + off, len) != t) {
+                if (bad_hw++ == 0) {
+                    printf("    hw != table at offset %zu length %zu\n", off, len);
+                }
+            }
+            if (len <= 300 && crc_bitwise(buf + off, len) != t) {
+                if (bad_ref++ == 0) {
+                    printf("    table != reference at offset %zu length %zu\n", off, len);
+                }
+            }
+        }
+    }
+    CHECK(bad_hw == 0);
+    CHECK(bad_ref == 0);
+    free(buf);
+}
+
+/* Lengths where the interleaved path changes block size or hands over to
+ * the serial tail. */
+static void block_boundaries(void)
+{
+    static const size_t bases[] = {
+        LONG_BLOCK,      SHORT_BLOCK,     3 * LONG_BLOCK,  3 * SHORT_BLOCK,
+        6 * LONG_BLOCK,  6 * SHORT_BLOCK, 9 * LONG_BLOCK,  30 * SHORT_BLOCK,
+        3 * LONG_BLOCK + 3 * SHORT_BLOCK, 65536, 65507, 200000};
+    unsigned char *buf = random_buf(200000 + 16);
+    int bad = 0, checked = 0;
+    for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+        for (size_t len = bases[i] - 1; len <= bases[i] + 1 && len <= 200000; len++) {
+            for (size_t off = 0; off < 8; off += 3) {
+                uint32_t t = esp_crc32c_table(0, buf + off, len);
+                checked++;
+                if (esp_crc32c_hw(0, buf + off, len) != t || esp_crc32c(0, buf + off, len) != t) {
+                    if (bad++ == 0) {
+                        printf("    hw != table at offset %zu length %zu\n", off, len);
+                    }
+                }
+            }
+        }
+    }
+    /* one long buffer against the independent reference too */
+    CHECK(esp_crc32c(0, buf, 65507) == crc_bitwise(buf, 65507));
+    CHECK(bad == 0);
+    CHECK(checked > 0);
+    free(buf);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *) a, y = *(const size_t *) b;
+    return (x > y) - (x < y);
+}
+
+/* Splitting a buffer anywhere and chaining gives the CRC of the whole. */
+static void chaining(void)
+{
+    enum { LEN = 100000, TRIALS = 200, MAX_CUTS = 16 };
+    unsigned char *buf = random_buf(LEN);
+    uint32_t whole = esp_crc32c(0, buf, LEN);
+    CHECK(whole == esp_crc32c_table(0, buf, LEN));
+    int bad = 0;
+    for (int t = 0; t < TRIALS; t++) {
+        size_t cuts[MAX_CUTS + 2];
+        size_t n = 1 + rng() % MAX_CUTS;
+        cuts[0] = 0;
+        for (size_t i = 1; i <= n; i++) {
+            cuts[i] = rng() % (LEN + 1);
+        }
+        cuts[n + 1] = LEN;
+        qsort(cuts, n + 2, sizeof(cuts[0]), cmp_size);
+        uint32_t crc = 0, crc_t = 0;
+        for (size_t i = 0; i <= n; i++) {
+            crc = esp_crc32c(crc, buf + cuts[i], cuts[i + 1] - cuts[i]);
+            crc_t = esp_crc32c_table(crc_t, buf + cuts[i], cuts[i + 1] - cuts[i]);
+        }
+        bad += crc != whole || crc_t != whole;
+    }
+    CHECK(bad == 0);
+    free(buf);
+}
+
+/* esp_crc32c_iov over 1-4 pieces that cover a buffer equals the whole;
+ * some pieces are empty, and an empty one may have a NULL base. */
+static void iov(void)
+{
+    enum { LEN = 70000 };
+    unsigned char *buf = random_buf(LEN);
+    uint32_t whole = esp_crc32c(0, buf, LEN);
+    int bad = 0;
+    for (int t = 0; t < 500; t++) {
+        struct iovec v[4];
+        int n = 1 + (int) (rng() % 4);
+        size_t at = 0;
+        for (int i = 0; i < n; i++) {
+            size_t piece = i == n - 1 ? LEN - at : rng() % (LEN - at + 1);
+            if (i < n - 1 && rng() % 4 == 0) {
+                piece = 0;
+            }
+            v[i].iov_base = piece == 0 && rng() % 2 ? NULL : buf + at;
+            v[i].iov_len = piece;
+            at += piece;
+        }
+        bad += esp_crc32c_iov(v, n) != whole;
+    }
+    CHECK(bad == 0);
+    CHECK(esp_crc32c_iov(NULL, 0) == 0);
+    struct iovec two[3] = {{(void *) "1234", 4}, {NULL, 0}, {(void *) "56789", 5}};
+    CHECK(esp_crc32c_iov(two, 3) == 0xE3069283u);
+    free(buf);
+}
+
+static void impl_name(void)
+{
+    const char *impl = esp_crc32c_impl();
+    CHECK(strcmp(impl, "sse4.2") == 0 || strcmp(impl, "table") == 0);
+#if defined(__x86_64__) || defined(__i386__)
+    CHECK(strcmp(impl, "sse4.2") == 0); /* every x86 we run on has it */
+#else
+    CHECK(strcmp(impl, "table") == 0);
+#endif
+}
+
+int main(void)
+{
+    RUN("crc32c", known_vectors);
+    RUN("crc32c", hw_matches_table);
+    RUN("crc32c", block_boundaries);
+    RUN("crc32c", chaining);
+    RUN("crc32c", iov);
+    RUN("crc32c", impl_name);
+    return UNIT_RESULT();
+}
