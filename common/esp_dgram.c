@@ -1,0 +1,647 @@
+/*
+ * The UDP datagram layer: non-blocking sockets bound to one local address,
+ * gathered sends (sendmsg, sendmmsg from a send queue, UDP GSO), batched
+ * receives (recvmmsg) with UDP GRO super-datagrams split back into their
+ * datagrams, and the fault layer on the receive path.
+ *
+ * Receive side: a ring of ESP_DGRAM_RX_BATCH buffers filled by one recvmmsg.
+ * A call returns datagrams of one ring fill only (what an earlier call
+ * returned stays valid until this call starts). When GRO splitting or the
+ * fault layer yields more than the caller asked for, the rest is kept and
+ * returned by the next calls before the socket is read again.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sendmmsg, recvmmsg */
+#endif
+#include "esp_dgram.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/udp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+_Static_assert(sizeof(esp_sockaddr_t) <= sizeof(((esp_fault_pkt_t *) 0)->from),
+               "esp_fault_pkt_t.from must hold an esp_sockaddr_t");
+
+#define IPV4_MAX_PAYLOAD 65507u   /* 65535 - 20 - 8 */
+#define IPV6_MAX_PAYLOAD 65487u   /* 65535 - 40 - 8, kept symmetric with IPv4 */
+#define GRO_BUF_SIZE 65536u       /* a GRO super-datagram is at most 64 KiB */
+#define GSO_MAX_SEGS 64u          /* UDP_MAX_SEGMENTS of older kernels */
+#define RX_ALIGN 64u
+/* Fault layer output of one batch: each arrival at most twice, plus the
+ * few it holds (4) released. */
+#define FAULT_OUT_MAX (2 * ESP_DGRAM_RX_BATCH + 8)
+/* Reads of a batch the fault layer dropped entirely before giving up. */
+#define FAULT_REREADS 4
+
+struct esp_dgram_rxring {
+    unsigned char *mem;                        /* RX_BATCH * rx_buf_size, aligned */
+    struct mmsghdr mm[ESP_DGRAM_RX_BATCH];
+    struct iovec iov[ESP_DGRAM_RX_BATCH];
+    esp_sockaddr_t from[ESP_DGRAM_RX_BATCH];
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctrl[ESP_DGRAM_RX_BATCH];
+    size_t seg[ESP_DGRAM_RX_BATCH];            /* GRO segment size; 0: one datagram */
+    bool skip[ESP_DGRAM_RX_BATCH];             /* truncated: dropped */
+    unsigned nmsg, cur;                        /* filled by the last recvmmsg; next to return */
+    unsigned dirty;                            /* entries whose headers need resetting */
+    size_t off;                                /* within mm[cur] (GRO split) */
+
+    esp_fault_pkt_t fpkts[FAULT_OUT_MAX];
+    esp_dgram_msg_t pend[FAULT_OUT_MAX];       /* to return before reading again */
+    unsigned npend, pend_at;
+};
+
+static void ring_init(esp_dgram_sock_t *s);
+
+/* ---- addresses ---- */
+
+void esp_sockaddr_set(esp_sockaddr_t *sa, int family, const unsigned char *addr, uint16_t port)
+{
+    memset(sa, 0, sizeof(*sa));
+    if (family == AF_INET) {
+        sa->u.in4.sin_family = AF_INET;
+        sa->u.in4.sin_port = htons(port);
+        memcpy(&sa->u.in4.sin_addr, addr, 4);
+        sa->len = sizeof(sa->u.in4);
+    } else if (family == AF_INET6) {
+        sa->u.in6.sin6_family = AF_INET6;
+        sa->u.in6.sin6_port = htons(port);
+        memcpy(&sa->u.in6.sin6_addr, addr, 16);
+        sa->len = sizeof(sa->u.in6);
+    } else {
+        sa->u.sa.sa_family = AF_UNSPEC;
+        sa->len = 0;
+    }
+}
+
+bool esp_sockaddr_equal(const esp_sockaddr_t *a, const esp_sockaddr_t *b)
+{
+    if (a->u.sa.sa_family != b->u.sa.sa_family) {
+        return false;
+    }
+    switch (a->u.sa.sa_family) {
+    case AF_INET:
+        return a->u.in4.sin_port == b->u.in4.sin_port &&
+               a->u.in4.sin_addr.s_addr == b->u.in4.sin_addr.s_addr;
+    case AF_INET6:
+        return a->u.in6.sin6_port == b->u.in6.sin6_port &&
+               a->u.in6.sin6_scope_id == b->u.in6.sin6_scope_id &&
+               memcmp(&a->u.in6.sin6_addr, &b->u.in6.sin6_addr, 16) == 0;
+    default:
+        return a->len == b->len;
+    }
+}
+
+const char *esp_sockaddr_format(const esp_sockaddr_t *sa, char *buf, size_t len)
+{
+    char a[INET6_ADDRSTRLEN];
+    if (len == 0) {
+        return buf;
+    }
+    switch (sa->u.sa.sa_family) {
+    case AF_INET:
+        if (inet_ntop(AF_INET, &sa->u.in4.sin_addr, a, sizeof(a)) == NULL) {
+            snprintf(a, sizeof(a), "?");
+        }
+        snprintf(buf, len, "%s:%u", a, ntohs(sa->u.in4.sin_port));
+        break;
+    case AF_INET6:
+        if (inet_ntop(AF_INET6, &sa->u.in6.sin6_addr, a, sizeof(a)) == NULL) {
+            snprintf(a, sizeof(a), "?");
+        }
+        if (sa->u.in6.sin6_scope_id != 0) {
+            snprintf(buf, len, "[%s%%%u]:%u", a, (unsigned) sa->u.in6.sin6_scope_id,
+                     ntohs(sa->u.in6.sin6_port));
+        } else {
+            snprintf(buf, len, "[%s]:%u", a, ntohs(sa->u.in6.sin6_port));
+        }
+        break;
+    default:
+        snprintf(buf, len, "(no address)");
+        break;
+    }
+    return buf;
+}
+
+/* ---- open / close ---- */
+
+static size_t set_buffer(int fd, int force_opt, int opt, size_t want)
+{
+    if (want > 0) {
+        int v = want > (size_t) INT_MAX / 2 ? INT_MAX / 2 : (int) want;
+        if (setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof(v)) != 0) {
+            (void) setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v)); /* capped by rmem/wmem_max */
+        }
+    }
+    int got = 0;
+    socklen_t l = sizeof(got);
+    if (getsockopt(fd, SOL_SOCKET, opt, &got, &l) != 0 || got < 0) {
+        got = 0;
+    }
+    return (size_t) got;
+}
+
+static bool is_link_local6(const unsigned char *a)
+{
+    return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+
+static int open_fail(esp_dgram_sock_t *s, char *err, size_t errlen, const char *what,
+                     const esp_if_t *ifa, uint16_t port, int e)
+{
+    char ifs[INET6_ADDRSTRLEN + IF_NAMESIZE + 16], ps[16] = "";
+    esp_if_format(ifa, ifs, sizeof(ifs));
+    if (port != 0) {
+        snprintf(ps, sizeof(ps), " port %u", (unsigned) port);
+    }
+    if (err != NULL && errlen > 0) {
+        snprintf(err, errlen, "UDP socket on %s%s: %s failed: %s", ifs, ps, what, strerror(e));
+    }
+    esp_dgram_close(s);
+    return -1;
+}
+
+int esp_dgram_open(esp_dgram_sock_t *s, const esp_dgram_open_args_t *args, char *err,
+                   size_t errlen)
+{
+    const esp_if_t *ifa = args->iface;
+    memset(s, 0, sizeof(*s));
+    s->fd = -1;
+    if (ifa == NULL) {
+        if (err != NULL && errlen > 0) {
+            snprintf(err, errlen, "UDP socket: no local interface given");
+        }
+        return -1;
+    }
+    if (ifa->family != AF_INET && ifa->family != AF_INET6) {
+        return open_fail(s, err, errlen, "choosing the address family", ifa,
+                         args->port, EAFNOSUPPORT);
+    }
+    bool v4 = ifa->family == AF_INET;
+    s->family = ifa->family;
+    s->fd = socket(ifa->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
+    if (s->fd < 0) {
+        return open_fail(s, err, errlen, "socket", ifa, args->port, errno);
+    }
+    int one = 1;
+    if (!v4 && setsockopt(s->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) != 0) {
+        return open_fail(s, err, errlen, "IPV6_V6ONLY", ifa, args->port, errno);
+    }
+
+    esp_sockaddr_t a;
+    esp_sockaddr_set(&a, ifa->family, ifa->addr, args->port);
+    if (!v4 && is_link_local6(ifa->addr)) {
+        a.u.in6.sin6_scope_id = ifa->ifindex;
+    }
+    if (bind(s->fd, &a.u.sa, a.len) != 0) {
+        return open_fail(s, err, errlen, "bind", ifa, args->port, errno);
+    }
+    socklen_t sl = sizeof(s->local.u);
+    if (getsockname(s->fd, &s->local.u.sa, &sl) != 0) {
+        return open_fail(s, err, errlen, "getsockname", ifa, args->port, errno);
+    }
+    s->local.len = sl;
+
+    /* No IP fragmentation: an oversize datagram fails with EMSGSIZE. */
+    int pmtu = v4 ? IP_PMTUDISC_DO : IPV6_PMTUDISC_DO;
+    if (setsockopt(s->fd, v4 ? IPPROTO_IP : IPPROTO_IPV6, v4 ? IP_MTU_DISCOVER : IPV6_MTU_DISCOVER,
+                   &pmtu, sizeof(pmtu)) != 0) {
+        return open_fail(s, err, errlen, "disabling fragmentation (MTU_DISCOVER)", ifa,
+                         args->port, errno);
+    }
+
+    s->rcvbuf = set_buffer(s->fd, SO_RCVBUFFORCE, SO_RCVBUF, args->rcvbuf);
+    s->sndbuf = set_buffer(s->fd, SO_SNDBUFFORCE, SO_SNDBUF, args->sndbuf);
+
+    unsigned hdr = v4 ? 20 + 8 : 40 + 8;
+    unsigned mtu = ifa->mtu != 0 ? ifa->mtu : ifa->loopback ? 65536 : 1500;
+    if (mtu < (v4 ? 576u : 1280u)) {
+        mtu = v4 ? 576u : 1280u; /* the least every IPv4 / IPv6 link carries */
+    }
+    s->mtu = mtu;
+    size_t limit = v4 ? IPV4_MAX_PAYLOAD : IPV6_MAX_PAYLOAD;
+    s->max_payload = mtu - hdr < limit ? mtu - hdr : limit;
+
+    /* UDP GSO: the kernel knows the option (whether the device can do it
+     * shows at the first send, which falls back on error). 0 = no default
+     * segmentation, so the probe changes nothing. */
+    int zero = 0;
+    s->gso = setsockopt(s->fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof(zero)) == 0;
+    s->gro = args->want_gro && setsockopt(s->fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0;
+
+    size_t bufsz = s->max_payload;
+    if (s->gro && bufsz < GRO_BUF_SIZE) {
+        bufsz = GRO_BUF_SIZE;
+    }
+    bufsz = (bufsz + RX_ALIGN - 1) / RX_ALIGN * RX_ALIGN;
+    s->rx_buf_size = bufsz;
+    s->rx = calloc(1, sizeof(*s->rx));
+    if (s->rx == NULL) {
+        return open_fail(s, err, errlen, "allocating the receive ring", ifa, args->port, ENOMEM);
+    }
+    s->rx->mem = aligned_alloc(RX_ALIGN, ESP_DGRAM_RX_BATCH * bufsz);
+    if (s->rx->mem == NULL) {
+        return open_fail(s, err, errlen, "allocating the receive buffers", ifa, args->port,
+                         ENOMEM);
+    }
+    ring_init(s);
+    return 0;
+}
+
+void esp_dgram_close(esp_dgram_sock_t *s)
+{
+    if (s->fd >= 0) {
+        close(s->fd);
+    }
+    s->fd = -1;
+    if (s->rx != NULL) {
+        free(s->rx->mem);
+        free(s->rx);
+        s->rx = NULL;
+    }
+    esp_fault_destroy(s->fault);
+    s->fault = NULL;
+}
+
+/* ---- send ---- */
+
+int esp_dgram_send(esp_dgram_sock_t *s, const esp_sockaddr_t *to, const struct iovec *iov,
+                   int iovcnt)
+{
+    if (iovcnt < 0) {
+        return -EINVAL;
+    }
+    struct msghdr m = {
+        .msg_name = (void *) &to->u,
+        .msg_namelen = to->len,
+        .msg_iov = (struct iovec *) iov,
+        .msg_iovlen = (size_t) iovcnt,
+    };
+    ssize_t r = sendmsg(s->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (r < 0) {
+        int e = errno;
+        s->stats.tx_errors++;
+        return -e;
+    }
+    s->stats.tx_datagrams++;
+    s->stats.tx_bytes += (uint64_t) r;
+    return 0;
+}
+
+/* One sendmsg of len bytes cut by the kernel into seg_size datagrams. */
+static ssize_t send_segmented(esp_dgram_sock_t *s, const esp_sockaddr_t *to, const void *buf,
+                              size_t len, size_t seg_size)
+{
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(uint16_t))];
+    } ctrl;
+    memset(&ctrl, 0, sizeof(ctrl));
+    struct iovec v = {.iov_base = (void *) buf, .iov_len = len};
+    struct msghdr m = {
+        .msg_name = (void *) &to->u,
+        .msg_namelen = to->len,
+        .msg_iov = &v,
+        .msg_iovlen = 1,
+        .msg_control = ctrl.buf,
+        .msg_controllen = sizeof(ctrl.buf),
+    };
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    uint16_t g = (uint16_t) seg_size;
+    memcpy(CMSG_DATA(c), &g, sizeof(g));
+    return sendmsg(s->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+int esp_dgram_send_gso(esp_dgram_sock_t *s, const esp_sockaddr_t *to, const void *buf,
+                       size_t len, size_t seg_size)
+{
+    if (seg_size == 0) {
+        return -EINVAL;
+    }
+    if (seg_size > s->max_payload && len > s->max_payload) {
+        return -EMSGSIZE;
+    }
+    const unsigned char *p = buf;
+    size_t limit = s->family == AF_INET ? IPV4_MAX_PAYLOAD : IPV6_MAX_PAYLOAD;
+    size_t per_call = limit / seg_size;
+    if (per_call > GSO_MAX_SEGS) {
+        per_call = GSO_MAX_SEGS;
+    }
+    size_t off = 0;
+    while (off < len) {
+        size_t rest = len - off;
+        if (s->gso && per_call >= 2 && rest > seg_size) {
+            size_t chunk = per_call * seg_size < rest ? per_call * seg_size : rest;
+            size_t nseg = (chunk + seg_size - 1) / seg_size;
+            ssize_t r = send_segmented(s, to, p + off, chunk, seg_size);
+            if (r >= 0) {
+                s->stats.tx_datagrams += nseg;
+                s->stats.tx_bytes += chunk;
+                off += chunk;
+                continue;
+            }
+            int e = errno;
+            if (e == EIO || e == EINVAL || e == ENOPROTOOPT || e == EOPNOTSUPP) {
+                s->gso = false; /* the kernel or device cannot: one by one from now on */
+                continue;
+            }
+            s->stats.tx_errors += nseg;
+            return -e;
+        }
+        size_t one = rest < seg_size ? rest : seg_size;
+        struct iovec v = {.iov_base = (void *) (p + off), .iov_len = one};
+        int rc = esp_dgram_send(s, to, &v, 1);
+        if (rc != 0) {
+            return rc;
+        }
+        off += one;
+    }
+    return 0;
+}
+
+/* ---- send queue ---- */
+
+void esp_dgram_txq_init(esp_dgram_txq_t *q)
+{
+    q->count = 0;
+}
+
+int esp_dgram_txq_add(esp_dgram_txq_t *q, esp_dgram_sock_t *s, const esp_sockaddr_t *to,
+                      const struct iovec *iov, int iovcnt)
+{
+    if (s == NULL || iovcnt < 1 || iovcnt > ESP_DGRAM_MAX_IOV ||
+        iov[0].iov_len > ESP_DGRAM_HDR_COPY) {
+        return -EINVAL;
+    }
+    if (q->count >= ESP_DGRAM_TXQ_LEN) {
+        (void) esp_dgram_txq_flush(q);
+    }
+    struct esp_dgram_txq_entry *e = &q->entry[q->count++];
+    e->sock = s;
+    e->to = *to;
+    if (iov[0].iov_len > 0) {
+        memcpy(e->hdr, iov[0].iov_base, iov[0].iov_len);
+    }
+    e->iov[0].iov_base = e->hdr;
+    e->iov[0].iov_len = iov[0].iov_len;
+    for (int i = 1; i < iovcnt; i++) {
+        e->iov[i] = iov[i];
+    }
+    e->iovcnt = iovcnt;
+    return 0;
+}
+
+/* sendmmsg of cnt messages to one socket; returns how many were dropped. */
+static unsigned send_group(esp_dgram_sock_t *s, struct mmsghdr *mm, unsigned cnt)
+{
+    unsigned k = 0, dropped = 0;
+    int interrupted = 0;
+    while (k < cnt) {
+        int r = sendmmsg(s->fd, mm + k, cnt - k, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (r > 0) {
+            for (unsigned i = k; i < k + (unsigned) r; i++) {
+                s->stats.tx_datagrams++;
+                s->stats.tx_bytes += mm[i].msg_len;
+            }
+            k += (unsigned) r; /* a partial send: the loop retries the rest */
+            continue;
+        }
+        int e = r < 0 ? errno : EAGAIN;
+        if (e == EINTR && interrupted++ == 0) {
+            continue;
+        }
+        if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS) {
+            /* no room: the rest would fail the same way */
+            s->stats.tx_errors += cnt - k;
+            dropped += cnt - k;
+            break;
+        }
+        /* this one message was refused (EMSGSIZE, ECONNREFUSED...): drop it */
+        s->stats.tx_errors++;
+        dropped++;
+        k++;
+    }
+    return dropped;
+}
+
+unsigned esp_dgram_txq_flush(esp_dgram_txq_t *q)
+{
+    struct mmsghdr mm[ESP_DGRAM_TXQ_LEN];
+    unsigned dropped = 0, i = 0, count = q->count;
+    q->count = 0;
+    while (i < count) {
+        esp_dgram_sock_t *s = q->entry[i].sock;
+        unsigned j = i;
+        for (; j < count && q->entry[j].sock == s; j++) {
+            struct esp_dgram_txq_entry *e = &q->entry[j];
+            e->iov[0].iov_base = e->hdr;
+            memset(&mm[j - i], 0, sizeof(mm[0]));
+            mm[j - i].msg_hdr.msg_name = &e->to.u;
+            mm[j - i].msg_hdr.msg_namelen = e->to.len;
+            mm[j - i].msg_hdr.msg_iov = e->iov;
+            mm[j - i].msg_hdr.msg_iovlen = (size_t) e->iovcnt;
+        }
+        dropped += send_group(s, mm, j - i);
+        i = j;
+    }
+    return dropped;
+}
+
+/* ---- receive ---- */
+
+/* One recvmmsg into the ring. Returns the count, 0 when nothing waits, or
+ * -errno. */
+static void ring_init(esp_dgram_sock_t *s)
+{
+    struct esp_dgram_rxring *rx = s->rx;
+    for (unsigned i = 0; i < ESP_DGRAM_RX_BATCH; i++) {
+        rx->iov[i].iov_base = rx->mem + (size_t) i * s->rx_buf_size;
+        rx->iov[i].iov_len = s->rx_buf_size;
+        struct msghdr *h = &rx->mm[i].msg_hdr;
+        h->msg_name = &rx->from[i].u;
+        h->msg_namelen = sizeof(rx->from[i].u);
+        h->msg_iov = &rx->iov[i];
+        h->msg_iovlen = 1;
+        h->msg_control = s->gro ? rx->ctrl[i].buf : NULL;
+        h->msg_controllen = s->gro ? sizeof(rx->ctrl[i].buf) : 0;
+        h->msg_flags = 0;
+    }
+}
+
+static int ring_fill(esp_dgram_sock_t *s, unsigned vlen)
+{
+    struct esp_dgram_rxring *rx = s->rx;
+    /* the kernel rewrote these fields of the entries it filled last time
+     * (a busy poll of an empty socket then costs one syscall only) */
+    for (unsigned i = 0; i < rx->dirty; i++) {
+        struct msghdr *h = &rx->mm[i].msg_hdr;
+        h->msg_namelen = sizeof(rx->from[i].u);
+        h->msg_controllen = s->gro ? sizeof(rx->ctrl[i].buf) : 0;
+        h->msg_flags = 0;
+    }
+    rx->dirty = 0;
+    rx->nmsg = rx->cur = 0;
+    rx->off = 0;
+    int r = -1;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        r = recvmmsg(s->fd, rx->mm, vlen, MSG_DONTWAIT, NULL);
+        /* EINTR, or a pending ICMP error reported once (ECONNREFUSED...):
+         * it is cleared now, read again */
+        if (r >= 0 || (errno != EINTR && errno != ECONNREFUSED && errno != EHOSTUNREACH &&
+                       errno != ENETUNREACH)) {
+            break;
+        }
+    }
+    if (r < 0) {
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+    }
+    rx->dirty = (unsigned) r;
+    for (unsigned i = 0; i < (unsigned) r; i++) {
+        struct msghdr *h = &rx->mm[i].msg_hdr;
+        rx->from[i].len = h->msg_namelen;
+        rx->seg[i] = 0;
+        rx->skip[i] = (h->msg_flags & MSG_TRUNC) != 0;
+        if (rx->skip[i]) {
+            s->stats.rx_truncated++;
+            continue;
+        }
+        if (s->gro && h->msg_controllen > 0) {
+            for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c != NULL; c = CMSG_NXTHDR(h, c)) {
+                if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
+                    c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+                    int g;
+                    memcpy(&g, CMSG_DATA(c), sizeof(g));
+                    rx->seg[i] = g > 0 ? (size_t) g : 0;
+                }
+            }
+        }
+    }
+    rx->nmsg = (unsigned) r;
+    return r;
+}
+
+/* Up to max datagrams from the ring (GRO super-datagrams split). rx_*
+ * stats count them here: as the kernel delivered them, before the fault
+ * layer. */
+static unsigned ring_take(esp_dgram_sock_t *s, esp_dgram_msg_t *dst, unsigned max)
+{
+    struct esp_dgram_rxring *rx = s->rx;
+    unsigned n = 0;
+    while (n < max && rx->cur < rx->nmsg) {
+        unsigned i = rx->cur;
+        if (rx->skip[i]) {
+            rx->cur++;
+            rx->off = 0;
+            continue;
+        }
+        size_t len = rx->mm[i].msg_len;
+        size_t piece = len - rx->off;
+        if (rx->seg[i] != 0 && piece > rx->seg[i]) {
+            piece = rx->seg[i];
+        }
+        dst[n].buf = rx->mem + (size_t) i * s->rx_buf_size + rx->off;
+        dst[n].len = piece;
+        dst[n].from = rx->from[i];
+        n++;
+        s->stats.rx_datagrams++;
+        s->stats.rx_bytes += piece;
+        rx->off += piece;
+        if (rx->off >= len) {
+            rx->cur++;
+            rx->off = 0;
+        }
+    }
+    return n;
+}
+
+static unsigned pend_take(struct esp_dgram_rxring *rx, esp_dgram_msg_t *out, unsigned max)
+{
+    unsigned k = rx->npend - rx->pend_at;
+    if (k > max) {
+        k = max;
+    }
+    memcpy(out, &rx->pend[rx->pend_at], k * sizeof(*out));
+    rx->pend_at += k;
+    if (rx->pend_at == rx->npend) {
+        rx->npend = rx->pend_at = 0;
+    }
+    return k;
+}
+
+int esp_dgram_recv(esp_dgram_sock_t *s, esp_dgram_msg_t *out, unsigned max, uint64_t now_ns)
+{
+    struct esp_dgram_rxring *rx = s->rx;
+    if (rx == NULL || s->fd < 0) {
+        return -EBADF;
+    }
+    if (max > ESP_DGRAM_RX_BATCH) {
+        max = ESP_DGRAM_RX_BATCH;
+    }
+    if (max == 0) {
+        return 0;
+    }
+    if (rx->npend > 0) {
+        return (int) pend_take(rx, out, max);
+    }
+    for (int read = 0; read < FAULT_REREADS; read++) {
+        if (rx->cur >= rx->nmsg) {
+            int r = ring_fill(s, max);
+            if (r < 0) {
+                return r;
+            }
+        }
+        if (s->fault == NULL) {
+            return (int) ring_take(s, out, max);
+        }
+        /* through the fault layer: the arrivals go in pend, the result into
+         * out and what does not fit back into pend */
+        unsigned n = ring_take(s, rx->pend, max);
+        for (unsigned i = 0; i < n; i++) {
+            rx->fpkts[i].buf = rx->pend[i].buf;
+            rx->fpkts[i].len = rx->pend[i].len;
+            memset(rx->fpkts[i].from, 0, sizeof(rx->fpkts[i].from));
+            memcpy(rx->fpkts[i].from, &rx->pend[i].from, sizeof(esp_sockaddr_t));
+        }
+        unsigned k = esp_fault_filter(s->fault, rx->fpkts, n, FAULT_OUT_MAX, now_ns);
+        rx->npend = rx->pend_at = 0;
+        for (unsigned j = 0; j < k; j++) {
+            esp_dgram_msg_t *m = j < max ? &out[j] : &rx->pend[rx->npend++];
+            m->buf = rx->fpkts[j].buf;
+            m->len = rx->fpkts[j].len;
+            memcpy(&m->from, rx->fpkts[j].from, sizeof(esp_sockaddr_t));
+        }
+        if (k > 0 || n == 0) {
+            return (int) (k < max ? k : max);
+        }
+        /* everything read was dropped: read again rather than report none */
+    }
+    return 0;
+}
+
+uint64_t esp_dgram_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
