@@ -65,6 +65,27 @@ int esp_mca_ifaces_select(const char *component_name, esp_mca_ifaces_t *params)
     }
     int rc = esp_if_select(all, nall, params->if_include, exclude, prefix, out, count,
                            err, sizeof(err));
+    bool user_chose = (params->if_include && *params->if_include)
+                      || source != MCA_BASE_VAR_SOURCE_DEFAULT;
+    if (rc != 0 && !user_chose) {
+        /* Nothing but loopback on this host: it is the only way to reach the
+         * ranks here, and they are the only ones reachable. */
+        rc = esp_if_select(all, nall, NULL, NULL, prefix, out, count, err, sizeof(err));
+        size_t n = 0;
+        for (size_t i = 0; rc == 0 && i < *count; i++) {
+            if ((*out)[i].loopback) {
+                (*out)[n++] = (*out)[i];
+            }
+        }
+        if (rc == 0 && n > 0) {
+            *count = n;
+            ESP_VERBOSE(1, "btl %s: no interface but loopback; using loopback, which reaches "
+                        "only the ranks on this host", component_name);
+        } else if (rc == 0) {
+            esp_mca_ifaces_release(params);
+            rc = -1;
+        }
+    }
     free(all);
     if (rc != 0) {
         ESP_ERROR("btl %s: %s", component_name, err);
