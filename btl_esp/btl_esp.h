@@ -1,24 +1,64 @@
 /*
  * btl esp: a reliable streaming protocol over unreliable datagrams.
- * Component and module types; see docs/architecture.md for the layers
- * (wire / proto / btl) this directory will grow into.
+ * Component and module types. The layers (docs/architecture.md):
+ *   wire   common/esp_dgram.[ch]   UDP sockets, batches, fault layer
+ *   proto  btl_esp/esp_*.[ch]      the sans-I/O protocol engine
+ *   btl    btl_esp/btl_esp_*.[ch]  this Open MPI glue
  */
 #ifndef MCA_BTL_ESP_H
 #define MCA_BTL_ESP_H
 
 #include <opal_config.h>
+#include <opal/class/opal_free_list.h>
+#include <opal/class/opal_hash_table.h>
+#include <opal/class/opal_pointer_array.h>
 #include <opal/mca/btl/btl.h>
 
 #include "esp_btl_base.h"
+#include "esp_dgram.h"
+#include "esp_fault.h"
 #include "esp_ifsel.h"
 #include "esp_mca.h"
+#include "esp_proto.h"
 
 /* Datagram backends the wire layer can use (btl_esp_wire). */
 enum mca_btl_esp_wire { ESP_WIRE_UDP = 0, ESP_WIRE_OFI = 1, ESP_WIRE_ETH = 2 };
 
+/* One selected local address: a socket per channel. */
+typedef struct mca_btl_esp_nic {
+    esp_if_t iface;
+    esp_dgram_sock_t sock[2];           /* by enum esp_channel */
+    bool active;                        /* a peer path uses it: polled every pass */
+    unsigned last_rx[2];                /* pass of the last datagram, by channel */
+} mca_btl_esp_nic_t;
+
+/* A registered memory region (btl_register_mem): PUTs may write into it. */
+typedef struct esp_reg_slot {
+    uint64_t base, len;
+    uint32_t gen;                        /* bumped on every reuse of the slot */
+    int32_t next_free;                   /* -1: in use */
+} esp_reg_slot_t;
+
 typedef struct mca_btl_esp_module {
     esp_btl_module_t base;               /* endpoints, lock, error callback */
-    esp_if_t iface;                      /* the local address this module sends from */
+    mca_btl_esp_nic_t *nics;
+    size_t num_nics;
+    esp_proto_t *proto;
+    esp_dgram_txq_t txq;                 /* datagrams of this pass, sent at its end */
+    opal_pointer_array_t peers;          /* endpoint by peer number */
+    opal_hash_table_t peer_by_id;        /* peer number by process identity */
+    uint32_t num_peers;
+    /* registrations for PUT targets */
+    esp_reg_slot_t *regs;
+    int32_t num_regs, reg_free;
+    /* fragment descriptors */
+    opal_free_list_t frags_eager;        /* payload room: eager limit */
+    opal_free_list_t frags_max;          /* payload room: max send size */
+    opal_free_list_t frags_user;         /* header room only: data stays in user memory */
+    opal_free_list_t frags_put;          /* no payload room: PUT */
+    uint64_t epoch;
+    int failed;                          /* a peer failed: the job is ending */
+    unsigned passes;                     /* progress passes, for polling idle NICs */
 } mca_btl_esp_module_t;
 
 typedef struct mca_btl_esp_component {
@@ -28,6 +68,22 @@ typedef struct mca_btl_esp_component {
     esp_mca_ifaces_t ifaces;     /* if_include/if_exclude and what they selected */
     char *wire_name;
     enum mca_btl_esp_wire wire;
+    int window;
+    int ack_delay_us, ack_every;
+    int rto_min_us, rto_max_us, rto_init_us;
+    int peer_timeout_s;
+    int resend_per_pass;
+    char *rcvbuf, *sndbuf, *rcv_budget, *initial_burst, *hold_budget;
+    size_t rcvbuf_bytes, sndbuf_bytes, rcv_budget_bytes, initial_burst_bytes, hold_budget_bytes;
+    int tiny;
+    bool checksum;
+    int port_min;
+    int free_list_max;
+    double fault_drop, fault_dup, fault_reorder, fault_corrupt;
+    int fault_seed;
+    int verbose;
+
+    mca_btl_esp_module_t *module;  /* the one module (all NICs, all peers) */
 } mca_btl_esp_component_t;
 
 OPAL_MODULE_DECLSPEC extern mca_btl_esp_component_t mca_btl_esp_component;
@@ -35,6 +91,35 @@ OPAL_MODULE_DECLSPEC extern mca_btl_esp_component_t mca_btl_esp_component;
 /* Template every module starts from; holds the btl_esp_* base parameters. */
 extern mca_btl_esp_module_t mca_btl_esp_module_template;
 
-int mca_btl_esp_module_init(mca_btl_esp_module_t *module, const esp_if_t *iface);
+/* btl_esp_module.c */
+int mca_btl_esp_module_init(mca_btl_esp_module_t *m);
+int mca_btl_esp_progress(void);
+
+/* btl_esp_wire.c: sockets, the engine's transmit callback, receiving */
+int esp_wire_open(mca_btl_esp_module_t *m);
+void esp_wire_close(mca_btl_esp_module_t *m);
+int esp_wire_modex_send(mca_btl_esp_module_t *m);
+int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now);
+void esp_wire_transmit(void *ctx, uint32_t peer, enum esp_channel ch, const struct iovec *iov,
+                       int iovcnt);
+
+/* btl_esp_reg.c: registrations, PUT targets */
+struct mca_btl_base_registration_handle_t *esp_reg_register(struct mca_btl_base_module_t *btl,
+                                                            struct mca_btl_base_endpoint_t *ep,
+                                                            void *base, size_t size,
+                                                            uint32_t flags);
+int esp_reg_deregister(struct mca_btl_base_module_t *btl,
+                       struct mca_btl_base_registration_handle_t *handle);
+int esp_reg_put_write(void *ctx, uint32_t peer, uint64_t key, uint64_t addr, const void *data,
+                      size_t len);
+void esp_reg_fini(mca_btl_esp_module_t *m);
+
+/* btl_esp_stats.c: counters at finalize and as MPI_T performance variables */
+void esp_stats_register_pvars(void);
+void esp_stats_report(mca_btl_esp_module_t *m);
+
+/* Take the module lock (a no-op unless MPI_THREAD_MULTIPLE). */
+#define ESP_LOCK(m) OPAL_THREAD_LOCK(&(m)->base.lock)
+#define ESP_UNLOCK(m) OPAL_THREAD_UNLOCK(&(m)->base.lock)
 
 #endif

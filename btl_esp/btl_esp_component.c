@@ -1,13 +1,17 @@
 /*
- * btl esp component: MCA parameters, open/close, init.
- * Until the transport lands (wire, proto, data path), init claims no peers.
+ * btl esp component: MCA parameters, open/close, init (one module for all
+ * selected interfaces and all peers), progress.
  */
 #include "esp_config.h"
 
 #include "btl_esp.h"
 
-#include <opal/mca/base/mca_base_var.h>
+#include <math.h>
 
+#include <opal/mca/base/mca_base_var.h>
+#include <opal/runtime/opal_progress.h>
+
+#include "btl_esp_frag.h"
 #include "esp_params.h"
 
 static const char *const esp_wire_names[] = {"udp", "ofi", "eth", NULL};
@@ -30,37 +34,117 @@ mca_btl_esp_component_t mca_btl_esp_component = {
             .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
         },
         .btl_init = esp_component_init,
-        .btl_progress = NULL,
+        .btl_progress = mca_btl_esp_progress,
     },
 };
 
+/* ---------------------------------------------------------- parameters */
+
+static void reg_int(const char *name, const char *help, int level, int *storage, int value)
+{
+    *storage = value;
+    (void) mca_base_component_var_register(&mca_btl_esp_component.super.btl_version, name, help,
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, level,
+                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static void reg_str(const char *name, const char *help, int level, char **storage,
+                    const char *value)
+{
+    *storage = (char *) value;
+    (void) mca_base_component_var_register(&mca_btl_esp_component.super.btl_version, name, help,
+                                           MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, level,
+                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static void reg_double(const char *name, const char *help, double *storage)
+{
+    *storage = 0.0;
+    (void) mca_base_component_var_register(&mca_btl_esp_component.super.btl_version, name, help,
+                                           MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_9,
+                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
 static int esp_component_register(void)
 {
-    mca_base_component_t *c = &mca_btl_esp_component.super.btl_version;
+    mca_btl_esp_component_t *c = &mca_btl_esp_component;
+    mca_base_component_t *v = &c->super.btl_version;
 
-    esp_mca_ifaces_register(c, &mca_btl_esp_component.ifaces, "127.0.0.0/8,::1");
+    esp_mca_ifaces_register(v, &c->ifaces, "127.0.0.0/8,::1");
+    reg_str("wire", "Datagram service under the protocol: udp (UDP sockets, unprivileged). "
+            "ofi (libfabric FI_EP_DGRAM) and eth (raw Ethernet) are planned, not built yet",
+            OPAL_INFO_LVL_4, &c->wire_name, "udp");
 
-    mca_btl_esp_component.wire_name = "udp";
-    (void) mca_base_component_var_register(c, "wire",
-        "Datagram service under the protocol: udp (UDP sockets, unprivileged), "
-        "ofi (libfabric FI_EP_DGRAM), eth (raw Ethernet frames, needs CAP_NET_RAW)",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
-        MCA_BASE_VAR_SCOPE_READONLY, &mca_btl_esp_component.wire_name);
+    reg_int("window", "Most segments in flight to one peer (a power of 2, 16..65536); "
+            "memory grows with traffic, not with this", OPAL_INFO_LVL_5, &c->window, 4096);
+    reg_int("ack_delay", "Microseconds a receiver may wait to send a standalone ACK "
+            "(data going back carries it sooner)", OPAL_INFO_LVL_5, &c->ack_delay_us, 50);
+    reg_int("ack_every", "Segments received before an ACK is sent at once",
+            OPAL_INFO_LVL_5, &c->ack_every, 32);
+    reg_int("rto_min", "Floor of the adaptive retransmit timeout, microseconds",
+            OPAL_INFO_LVL_5, &c->rto_min_us, 1000);
+    reg_int("rto_max", "Ceiling of the retransmit timeout (and its backoff), microseconds",
+            OPAL_INFO_LVL_5, &c->rto_max_us, 100000);
+    reg_int("rto_init", "Retransmit timeout before the first RTT measurement, microseconds",
+            OPAL_INFO_LVL_5, &c->rto_init_us, 10000);
+    reg_int("peer_timeout", "Seconds without any acknowledgement from a peer that has data "
+            "outstanding before the job is ended with an error naming that peer. Raise it if "
+            "ranks compute for longer than this without calling MPI while others send to them",
+            OPAL_INFO_LVL_4, &c->peer_timeout_s, 30);
+    reg_int("resend_per_pass", "Most retransmissions per progress pass",
+            OPAL_INFO_LVL_6, &c->resend_per_pass, 64);
+    reg_str("rcvbuf", "Kernel receive buffer of each socket (k/m/g suffixes); as root the "
+            "system limit is bypassed", OPAL_INFO_LVL_5, &c->rcvbuf, "4m");
+    reg_str("sndbuf", "Kernel send buffer of each socket", OPAL_INFO_LVL_5, &c->sndbuf, "4m");
+    reg_str("rcv_budget", "Payload bytes all peers together may have in flight toward this "
+            "process; 0: half of the receive buffer the kernel granted",
+            OPAL_INFO_LVL_5, &c->rcv_budget, "0");
+    reg_str("initial_burst", "Bytes a sender sends at the start of a burst, before the "
+            "receiver's first ACK grants its share of the receive budget",
+            OPAL_INFO_LVL_5, &c->initial_burst, "64k");
+    reg_str("hold_budget", "Out-of-order bytes a receiver keeps per peer while a gap fills",
+            OPAL_INFO_LVL_6, &c->hold_budget, "8m");
+    reg_int("tiny", "Segments up to this many payload bytes, and ACKs, use the priority "
+            "channel (a second socket polled first)", OPAL_INFO_LVL_6, &c->tiny, 1024);
+    c->checksum = true;
+    (void) mca_base_component_var_register(v, "checksum",
+        "CRC-32C over every datagram (the CPU's instruction where present); a corrupted "
+        "datagram is dropped and counted. Must be the same on every process",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+        &c->checksum);
+    reg_int("verbose", "1: print the protocol counters of each process at finalize",
+            OPAL_INFO_LVL_4, &c->verbose, 0);
+    reg_int("free_list_max", "Most fragment descriptors of each kind (-1: no limit)",
+            OPAL_INFO_LVL_9, &c->free_list_max, -1);
+
+    /* Test-only fault injection on the receive path. */
+    reg_double("fault_drop", "TESTING: probability a received datagram is dropped", &c->fault_drop);
+    reg_double("fault_dup", "TESTING: probability a received datagram is delivered twice",
+               &c->fault_dup);
+    reg_double("fault_reorder", "TESTING: probability a received datagram is held back "
+               "behind later ones", &c->fault_reorder);
+    reg_double("fault_corrupt", "TESTING: probability one byte of a received datagram is changed",
+               &c->fault_corrupt);
+    reg_int("fault_seed", "TESTING: seed of the fault layer (each rank adds its rank)",
+            OPAL_INFO_LVL_9, &c->fault_seed, 1);
 
     /* Open MPI's standard btl_esp_* parameters (exclusivity, limits, ...). */
     static const esp_btl_defaults_t defaults = {
         .exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 100, /* above tcp, below shared memory */
-        .eager_limit = 8 * 1024,
-        .max_send_size = 64 * 1024,
-        .rdma_pipeline_frag_size = 1024 * 1024,
-        .flags = MCA_BTL_FLAGS_SEND,
+        .eager_limit = 16 * 1024,
+        .max_send_size = 64 * 1024 - 512,
+        .rdma_pipeline_frag_size = 4 * 1024 * 1024,
+        .flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_PUT,
     };
-    return esp_mca_register_base_params(c, &mca_btl_esp_module_template.base.super, &defaults);
+    mca_btl_esp_module_template.base.super.btl_registration_handle_size =
+        sizeof(struct mca_btl_base_registration_handle_t);
+    return esp_mca_register_base_params(v, &mca_btl_esp_module_template.base.super, &defaults);
 }
 
 static int esp_component_open(void)
 {
     esp_mca_ifaces_release(&mca_btl_esp_component.ifaces);
+    mca_btl_esp_component.module = NULL;
     return OPAL_SUCCESS;
 }
 
@@ -70,25 +154,85 @@ static int esp_component_close(void)
     return OPAL_SUCCESS;
 }
 
+static bool size_param(const char *name, const char *text, uint64_t min, uint64_t max,
+                       size_t *out)
+{
+    char err[256];
+    uint64_t v;
+    if (esp_param_size(name, text, min, max, &v, err, sizeof(err)) != 0) {
+        ESP_ERROR("btl esp: %s", err);
+        return false;
+    }
+    *out = (size_t) v;
+    return true;
+}
+
+static bool range_param(const char *name, long long v, long long min, long long max)
+{
+    char err[256];
+    if (esp_param_check_range(name, v, min, max, err, sizeof(err)) != 0) {
+        ESP_ERROR("btl esp: %s", err);
+        return false;
+    }
+    return true;
+}
+
+static bool probability_params_valid(void)
+{
+    mca_btl_esp_component_t *c = &mca_btl_esp_component;
+    esp_fault_config_t f = {c->fault_drop, c->fault_dup, c->fault_reorder, c->fault_corrupt, 0, 0};
+    char err[256];
+    if (esp_fault_config_check(&f, err, sizeof(err)) != 0) {
+        ESP_ERROR("btl esp: btl_esp_%s", err);
+        return false;
+    }
+    return true;
+}
+
 /* Check every parameter once, with one message naming what is wrong. */
 static bool esp_params_valid(void)
 {
+    mca_btl_esp_component_t *c = &mca_btl_esp_component;
     char err[256];
-    int wire = esp_param_keyword("btl_esp_wire", mca_btl_esp_component.wire_name,
-                                 esp_wire_names, err, sizeof(err));
+    int wire = esp_param_keyword("btl_esp_wire", c->wire_name, esp_wire_names, err, sizeof(err));
     if (wire < 0) {
         ESP_ERROR("btl esp: %s", err);
         return false;
     }
-    mca_btl_esp_component.wire = (enum mca_btl_esp_wire) wire;
-#ifndef ESP_HAVE_LIBFABRIC
-    if (wire == ESP_WIRE_OFI) {
-        ESP_ERROR("btl esp: btl_esp_wire=ofi needs libfabric, and this build has none "
-                  "(install libfabric-dev and rebuild, or use btl_esp_wire=udp)");
+    c->wire = (enum mca_btl_esp_wire) wire;
+    if (c->wire != ESP_WIRE_UDP) {
+        ESP_ERROR("btl esp: btl_esp_wire=%s is not built in this version; use btl_esp_wire=udp",
+                  c->wire_name);
         return false;
     }
-#endif
-    return true;
+    if (!range_param("btl_esp_window", c->window, 16, 65536)
+        || (c->window & (c->window - 1)) != 0) {
+        if ((c->window & (c->window - 1)) != 0 && c->window >= 16 && c->window <= 65536) {
+            ESP_ERROR("btl esp: btl_esp_window=%d is not a power of 2 (e.g. 1024, 4096)", c->window);
+        }
+        return false;
+    }
+    mca_btl_base_module_t *t = &mca_btl_esp_module_template.base.super;
+    return range_param("btl_esp_ack_delay", c->ack_delay_us, 0, 100000)
+           && range_param("btl_esp_ack_every", c->ack_every, 1, 65536)
+           && range_param("btl_esp_rto_min", c->rto_min_us, 100, 10000000)
+           && range_param("btl_esp_rto_max", c->rto_max_us, c->rto_min_us, 60000000)
+           && range_param("btl_esp_rto_init", c->rto_init_us, c->rto_min_us, c->rto_max_us)
+           && range_param("btl_esp_peer_timeout", c->peer_timeout_s, 1, 86400)
+           && range_param("btl_esp_resend_per_pass", c->resend_per_pass, 1, 65536)
+           && range_param("btl_esp_tiny", c->tiny, 0, 65536)
+           && size_param("btl_esp_rcvbuf", c->rcvbuf, 64 << 10, 1ull << 30, &c->rcvbuf_bytes)
+           && size_param("btl_esp_sndbuf", c->sndbuf, 64 << 10, 1ull << 30, &c->sndbuf_bytes)
+           && size_param("btl_esp_rcv_budget", c->rcv_budget, 0, 1ull << 30, &c->rcv_budget_bytes)
+           && size_param("btl_esp_initial_burst", c->initial_burst, 1024, 1ull << 30,
+                         &c->initial_burst_bytes)
+           && size_param("btl_esp_hold_budget", c->hold_budget, 64 << 10, 1ull << 32,
+                         &c->hold_budget_bytes)
+           && range_param("btl_esp_max_send_size", (long long) t->btl_max_send_size, 1024,
+                          16 << 20)
+           && range_param("btl_esp_eager_limit", (long long) t->btl_eager_limit, 64,
+                          (long long) t->btl_max_send_size)
+           && probability_params_valid();
 }
 
 static mca_btl_base_module_t **esp_component_init(int *num_btls, bool enable_progress_threads,
@@ -104,8 +248,21 @@ static mca_btl_base_module_t **esp_component_init(int *num_btls, bool enable_pro
     if (esp_mca_ifaces_select("esp", &mca_btl_esp_component.ifaces) != 0) {
         return NULL;
     }
-    ESP_VERBOSE(1, "btl esp: %zu usable address(es), wire %s; the esp data path is not "
-                "built yet, so esp claims no peers (use another BTL)",
-                mca_btl_esp_component.ifaces.count, esp_wire_names[mca_btl_esp_component.wire]);
-    return NULL;
+    mca_btl_esp_module_t *m = calloc(1, sizeof(*m));
+    mca_btl_base_module_t **btls = malloc(sizeof(*btls));
+    if (m == NULL || btls == NULL) {
+        free(m);
+        free(btls);
+        return NULL;
+    }
+    if (mca_btl_esp_module_init(m) != OPAL_SUCCESS) {
+        free(m);
+        free(btls);
+        return NULL;
+    }
+    mca_btl_esp_component.module = m;
+    esp_stats_register_pvars();
+    btls[0] = &m->base.super;
+    *num_btls = 1;
+    return btls;
 }

@@ -1,4 +1,8 @@
-/* An esp endpoint: one peer process as seen by one module. */
+/*
+ * An esp endpoint: one peer process. It names the peer's number in the
+ * protocol engine and the path datagrams take to it: which of our NICs, and
+ * the peer's address and ports on that network (one per channel).
+ */
 #ifndef MCA_BTL_ESP_ENDPOINT_H
 #define MCA_BTL_ESP_ENDPOINT_H
 
@@ -6,6 +10,7 @@
 #include <opal/class/opal_list.h>
 #include <opal/util/proc.h>
 
+#include "esp_dgram.h"
 #include "esp_modex.h"
 
 struct mca_btl_esp_module;
@@ -14,10 +19,21 @@ struct mca_btl_base_endpoint_t {
     opal_list_item_t super;
     struct mca_btl_esp_module *module;
     opal_proc_t *proc;
-    esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS]; /* the peer's published addresses */
-    int num_addrs;
+    uint32_t peer;                 /* number in the protocol engine */
+    uint64_t id;                   /* job id << 32 | rank */
+    size_t nic;                    /* which of our NICs reaches it */
+    esp_sockaddr_t to[2];          /* its address, by channel */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_esp_endpoint_t;
 OBJ_CLASS_DECLARATION(mca_btl_esp_endpoint_t);
+
+/*
+ * Choose the path to a peer from its published addresses: a NIC of ours on
+ * the same subnet as one of its addresses; loopback only when the peer is on
+ * this host. Returns the index into addrs, with *nic set, or -1 when no
+ * NIC of ours can reach it.
+ */
+int esp_endpoint_choose_path(const struct mca_btl_esp_module *m, const esp_modex_addr_t *addrs,
+                             int naddrs, bool same_host, size_t *nic);
 
 #endif

@@ -1,0 +1,129 @@
+/*
+ * Counters a tuner asks about: printed per process at finalize under
+ * btl_esp_verbose, and readable while the job runs as MPI_T performance
+ * variables (btl_esp_<name>). Meanings in docs/counters.md.
+ */
+#include "btl_esp.h"
+#include "btl_esp_endpoint.h"
+
+#include <stddef.h>
+
+#include <opal/mca/base/mca_base_pvar.h>
+
+typedef struct esp_counter {
+    const char *name;
+    const char *help;
+    size_t offset;   /* in esp_proto_stats_t */
+} esp_counter_t;
+
+#define C(field, help) {#field, help, offsetof(esp_proto_stats_t, field)}
+static const esp_counter_t counters[] = {
+    C(segs_tx, "Data segments sent, retransmissions included"),
+    C(segs_rx, "Data segments received and accepted"),
+    C(bytes_tx, "Payload bytes sent, retransmissions included"),
+    C(bytes_rx, "Payload bytes received and accepted"),
+    C(acks_tx, "Standalone ACK datagrams sent (others ride on data)"),
+    C(acks_rx, "Standalone ACK datagrams received"),
+    C(retransmits, "Segments sent again (timeouts and fast retransmits)"),
+    C(fast_retransmits, "Segments sent again because later ones were acknowledged first"),
+    C(timeouts, "Retransmit timer expiries"),
+    C(duplicates, "Data segments received again and dropped"),
+    C(out_of_window, "Data segments too far ahead of the receive window, dropped"),
+    C(stray, "Datagrams from another job, an earlier run or a stranger, dropped"),
+    C(corrupt, "Datagrams failing the CRC-32C check, dropped"),
+    C(malformed, "Datagrams failing the format checks, dropped"),
+    C(put_rejected, "PUT segments outside any registered region, dropped"),
+    C(held, "Out-of-order segments kept until the gap before them filled"),
+    C(hold_dropped, "Out-of-order segments dropped for lack of holding room"),
+    C(window_stalls, "Times a sender waited for the send or congestion window"),
+    C(connects, "Connections opened (HELLO handshakes started)"),
+    C(peers_failed, "Peers declared failed"),
+};
+#undef C
+#define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
+
+static int pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void) pvar;
+    (void) obj;
+    const esp_counter_t *c = pvar->ctx;
+    mca_btl_esp_module_t *m = mca_btl_esp_component.module;
+    uint64_t v = 0;
+    if (m != NULL && m->proto != NULL) {
+        v = *(const uint64_t *) ((const char *) esp_proto_stats(m->proto) + c->offset);
+    }
+    *(unsigned long long *) value = (unsigned long long) v;
+    return OPAL_SUCCESS;
+}
+
+void esp_stats_register_pvars(void)
+{
+    static bool done;
+    if (done) {
+        return;
+    }
+    done = true;
+    for (size_t i = 0; i < NCOUNTERS; i++) {
+        (void) mca_base_component_pvar_register(
+            &mca_btl_esp_component.super.btl_version, counters[i].name, counters[i].help,
+            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG,
+            NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, pvar_read, NULL, NULL,
+            (void *) &counters[i]);
+    }
+}
+
+void esp_stats_report(mca_btl_esp_module_t *m)
+{
+    if (mca_btl_esp_component.verbose < 1 || m->proto == NULL) {
+        return;
+    }
+    const esp_proto_stats_t *st = esp_proto_stats(m->proto);
+    char line[2048];
+    size_t n = 0;
+    for (size_t i = 0; i < NCOUNTERS && n < sizeof(line); i++) {
+        uint64_t v = *(const uint64_t *) ((const char *) st + counters[i].offset);
+        n += (size_t) snprintf(line + n, sizeof(line) - n, " %s=%llu", counters[i].name,
+                               (unsigned long long) v);
+    }
+    unsigned rank = OPAL_PROC_MY_NAME.vpid;
+    opal_output(0, "btl esp stats rank %u:%s", rank, line);
+
+    /* Round trip and memory per peer that saw traffic. */
+    uint64_t srtt_sum = 0;
+    size_t connected = 0, mem = 0;
+    for (uint32_t p = 0; p < m->num_peers; p++) {
+        esp_peer_info_t info;
+        esp_proto_peer_info(m->proto, p, &info);
+        mem += info.state_bytes;
+        if (info.connected) {
+            connected++;
+            srtt_sum += info.srtt_ns;
+        }
+    }
+    opal_output(0, "btl esp stats rank %u: peers=%u connected=%zu srtt_avg_us=%.1f "
+                "peer_state_bytes=%zu", rank, m->num_peers, connected,
+                connected ? (double) srtt_sum / connected / 1e3 : 0.0, mem);
+
+    /* The wire: kernel refusals and the test-only fault layer. */
+    uint64_t tx_err = 0, fseen = 0, fdrop = 0, fdup = 0, freo = 0, fcor = 0;
+    for (size_t i = 0; i < m->num_nics; i++) {
+        for (int ch = 0; ch < 2; ch++) {
+            const esp_dgram_sock_t *s = &m->nics[i].sock[ch];
+            tx_err += s->stats.tx_errors;
+            if (s->fault != NULL) {
+                const esp_fault_stats_t *f = esp_fault_stats(s->fault);
+                fseen += f->seen;
+                fdrop += f->dropped;
+                fdup += f->duplicated;
+                freo += f->reordered;
+                fcor += f->corrupted;
+            }
+        }
+    }
+    opal_output(0, "btl esp stats rank %u: tx_errors=%llu fault_seen=%llu fault_dropped=%llu "
+                "fault_duplicated=%llu fault_reordered=%llu fault_corrupted=%llu", rank,
+                (unsigned long long) tx_err, (unsigned long long) fseen,
+                (unsigned long long) fdrop, (unsigned long long) fdup,
+                (unsigned long long) freo, (unsigned long long) fcor);
+}

@@ -1,0 +1,179 @@
+/*
+ * The udp wire under the engine: two sockets per selected address (the
+ * priority channel for ACKs and tiny fragments, the data channel for the
+ * rest), the modex record that publishes them, the engine's transmit
+ * callback (a send queue flushed at the end of every pass) and receiving.
+ */
+#include "btl_esp.h"
+#include "btl_esp_endpoint.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <opal/mca/pmix/pmix.h>
+#include <opal/util/proc.h>
+
+/* The priority channel carries small datagrams: a modest buffer. */
+#define PRIO_BUF (1u << 20)
+/* Batches read from one socket per progress pass at most. */
+#define RX_BATCHES_PER_PASS 4
+
+static esp_fault_t *fault_for(int channel)
+{
+    mca_btl_esp_component_t *c = &mca_btl_esp_component;
+    esp_fault_config_t f = {
+        .drop = c->fault_drop,
+        .duplicate = c->fault_dup,
+        .reorder = c->fault_reorder,
+        .corrupt = c->fault_corrupt,
+        .seed = (uint64_t) c->fault_seed * 1000003u + OPAL_PROC_MY_NAME.vpid * 2u + (unsigned) channel,
+    };
+    return esp_fault_config_active(&f) ? esp_fault_create(&f, ESP_DGRAM_MAX_PAYLOAD) : NULL;
+}
+
+static void close_nic(mca_btl_esp_nic_t *nic)
+{
+    for (int ch = 0; ch < 2; ch++) {
+        if (nic->sock[ch].fault != NULL) {
+            esp_fault_destroy(nic->sock[ch].fault);
+            nic->sock[ch].fault = NULL;
+        }
+        esp_dgram_close(&nic->sock[ch]);
+    }
+}
+
+int esp_wire_open(mca_btl_esp_module_t *m)
+{
+    mca_btl_esp_component_t *c = &mca_btl_esp_component;
+    m->nics = calloc(c->ifaces.count, sizeof(*m->nics));
+    if (m->nics == NULL) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    m->num_nics = 0;
+    for (size_t i = 0; i < c->ifaces.count; i++) {
+        mca_btl_esp_nic_t *nic = &m->nics[m->num_nics];
+        char err[512];
+        nic->iface = c->ifaces.selected[i];
+        nic->sock[0].fd = nic->sock[1].fd = -1;
+        esp_dgram_open_args_t data = {&nic->iface, 0, c->rcvbuf_bytes, c->sndbuf_bytes, false};
+        esp_dgram_open_args_t prio = {&nic->iface, 0, PRIO_BUF, PRIO_BUF, false};
+        if (esp_dgram_open(&nic->sock[ESP_CH_DATA], &data, err, sizeof(err)) != 0
+            || esp_dgram_open(&nic->sock[ESP_CH_PRIO], &prio, err, sizeof(err)) != 0) {
+            char buf[96];
+            ESP_ERROR("btl esp: cannot use %s: %s; leave it out with btl_esp_if_exclude",
+                      esp_if_format(&nic->iface, buf, sizeof(buf)), err);
+            close_nic(nic);
+            continue;
+        }
+        for (int ch = 0; ch < 2; ch++) {
+            nic->sock[ch].fault = fault_for(ch);
+        }
+        m->num_nics++;
+    }
+    if (m->num_nics == 0) {
+        free(m->nics);
+        m->nics = NULL;
+        return OPAL_ERR_UNREACH;
+    }
+    esp_dgram_txq_init(&m->txq);
+    return OPAL_SUCCESS;
+}
+
+void esp_wire_close(mca_btl_esp_module_t *m)
+{
+    for (size_t i = 0; i < m->num_nics; i++) {
+        close_nic(&m->nics[i]);
+    }
+    free(m->nics);
+    m->nics = NULL;
+    m->num_nics = 0;
+}
+
+int esp_wire_modex_send(mca_btl_esp_module_t *m)
+{
+    esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS];
+    size_t n = 0;
+    for (size_t i = 0; i < m->num_nics && n < ESP_MODEX_MAX_ADDRS; i++, n++) {
+        const mca_btl_esp_nic_t *nic = &m->nics[i];
+        memset(&addrs[n], 0, sizeof(addrs[n]));
+        addrs[n].family = nic->iface.family == AF_INET ? 4 : 6;
+        addrs[n].prefixlen = (uint8_t) nic->iface.prefixlen;
+        addrs[n].mtu = nic->sock[ESP_CH_DATA].mtu;
+        addrs[n].net_id = (uint16_t) i;
+        addrs[n].port = ntohs(nic->iface.family == AF_INET
+                                  ? nic->sock[ESP_CH_DATA].local.u.in4.sin_port
+                                  : nic->sock[ESP_CH_DATA].local.u.in6.sin6_port);
+        addrs[n].port2 = ntohs(nic->iface.family == AF_INET
+                                   ? nic->sock[ESP_CH_PRIO].local.u.in4.sin_port
+                                   : nic->sock[ESP_CH_PRIO].local.u.in6.sin6_port);
+        memcpy(addrs[n].addr, nic->iface.addr, sizeof(addrs[n].addr));
+    }
+    uint8_t buf[256 + ESP_MODEX_MAX_ADDRS * sizeof(esp_modex_wire_addr_t)];
+    size_t len = esp_modex_encode(ESP_MODEX_KIND_ESP, m->epoch, addrs, n, buf, sizeof(buf));
+    int rc;
+    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_esp_component.super.btl_version, buf, len);
+    return rc;
+}
+
+void esp_wire_transmit(void *ctx, uint32_t peer, enum esp_channel ch, const struct iovec *iov,
+                       int iovcnt)
+{
+    mca_btl_esp_module_t *m = ctx;
+    mca_btl_esp_endpoint_t *ep = opal_pointer_array_get_item(&m->peers, (int) peer);
+    if (ep == NULL) {
+        return;
+    }
+    /* The payload pieces stay valid until the flush at the end of this pass:
+     * they belong to segments not yet acknowledged (a retransmission acked
+     * in the same pass would be a duplicate the receiver drops by number). */
+    (void) esp_dgram_txq_add(&m->txq, &m->nics[ep->nic].sock[ch], &ep->to[ch], iov, iovcnt);
+}
+
+/* Every read is a system call, and the latency of a small message is a few
+ * of them: the priority socket of a NIC in use is read every pass, its data
+ * socket every pass while traffic is recent ("hot"), else every few passes;
+ * NICs no path uses yet once in a while. */
+#define IDLE_NIC_POLL_EVERY 64
+#define COLD_DATA_POLL_EVERY 8
+#define HOT_PASSES 4096
+
+static bool should_poll(const mca_btl_esp_nic_t *nic, int ch, unsigned pass)
+{
+    if (!nic->active) {
+        return pass % IDLE_NIC_POLL_EVERY == 0;
+    }
+    return ch == ESP_CH_PRIO || pass - nic->last_rx[ch] < HOT_PASSES
+           || pass % COLD_DATA_POLL_EVERY == 0;
+}
+
+int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
+{
+    int total = 0;
+    esp_dgram_msg_t msgs[ESP_DGRAM_RX_BATCH];
+    unsigned pass = m->passes++;
+    for (size_t i = 0; i < m->num_nics; i++) {
+        mca_btl_esp_nic_t *nic = &m->nics[i];
+        /* The priority channel first: ACKs and tiny messages. */
+        for (int ch = ESP_CH_PRIO; ch >= ESP_CH_DATA; ch--) {
+            if (!should_poll(nic, ch, pass)) {
+                continue;
+            }
+            esp_dgram_sock_t *s = &nic->sock[ch];
+            for (int b = 0; b < RX_BATCHES_PER_PASS; b++) {
+                int n = esp_dgram_recv(s, msgs, ESP_DGRAM_RX_BATCH, now);
+                for (int k = 0; k < n; k++) {
+                    esp_proto_input(m->proto, msgs[k].buf, msgs[k].len, now);
+                }
+                if (n <= 0) {
+                    break;
+                }
+                nic->active = true;   /* a peer sends here */
+                nic->last_rx[ch] = pass;
+                total += n;
+                /* Answers (ACKs, data) go out before the next batch. */
+                esp_dgram_txq_flush(&m->txq);
+            }
+        }
+    }
+    return total;
+}

@@ -1,0 +1,194 @@
+/* The ESP wire format: encoding, and parsing of untrusted datagrams. */
+#include "esp_hdr.h"
+
+#include <string.h>
+#include <sys/uio.h>
+
+#include "esp_crc32c.h"
+
+static inline uint16_t get16(const uint8_t *p) { return (uint16_t) (p[0] << 8 | p[1]); }
+static inline uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
+}
+static inline uint64_t get64(const uint8_t *p) { return (uint64_t) get32(p) << 32 | get32(p + 4); }
+static inline void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t) (v >> 8); p[1] = (uint8_t) v; }
+static inline void put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t) (v >> 24); p[1] = (uint8_t) (v >> 16); p[2] = (uint8_t) (v >> 8); p[3] = (uint8_t) v;
+}
+static inline void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t) (v >> 32)); put32(p + 4, (uint32_t) v); }
+
+#define HELLO_LEN ((size_t) sizeof(esp_hello_t))
+
+const char *esp_seg_type_name(unsigned type)
+{
+    static const char *const names[] = {"?", "HELLO", "HELLO_ACK", "FRAG", "CHUNK", "PUT", "ACK"};
+    return type <= ESP_T_MAX ? names[type] : "?";
+}
+
+static void encode_common(const esp_hdr_t *h, uint8_t *o)
+{
+    o[0] = h->version;
+    o[1] = h->type;
+    o[2] = h->flags;
+    o[3] = h->tag;
+    put32(o + 4, 0);
+    put64(o + 8, h->token);
+    put32(o + 16, h->seq);
+    put32(o + 20, h->ack);
+    put32(o + 24, h->sack);
+    put16(o + 28, h->wnd);
+    put16(o + 30, h->len);
+}
+
+size_t esp_hdr_encode(const esp_hdr_t *h, const void *ext, void *out)
+{
+    uint8_t *o = out;
+    encode_common(h, o);
+    switch (h->type) {
+    case ESP_T_CHUNK: {
+        const esp_chunk_ext_t *c = ext;
+        put32(o + 32, c->frag_id);
+        put32(o + 36, c->frag_len);
+        put32(o + 40, c->offset);
+        put32(o + 44, 0);
+        return ESP_HDR_LEN + ESP_EXT_LEN;
+    }
+    case ESP_T_PUT: {
+        const esp_put_ext_t *p = ext;
+        put64(o + 32, p->key);
+        put64(o + 40, p->addr);
+        return ESP_HDR_LEN + ESP_EXT_LEN;
+    }
+    case ESP_T_HELLO:
+    case ESP_T_HELLO_ACK: {
+        const esp_hello_t *m = ext;
+        put64(o + 32, m->job_key);
+        put64(o + 40, m->src_id);
+        put64(o + 48, m->src_epoch);
+        put64(o + 56, m->dst_epoch);
+        put64(o + 64, m->src_token);
+        put32(o + 72, m->isn);
+        put32(o + 76, m->options);
+        return ESP_HDR_LEN + HELLO_LEN;
+    }
+    default:
+        return ESP_HDR_LEN;
+    }
+}
+
+void esp_hdr_seal(void *hdr, size_t hdr_len, const struct iovec *payload, int n)
+{
+    uint8_t *o = hdr;
+    o[2] |= ESP_F_CRC;
+    put32(o + 4, 0);
+    uint32_t crc = esp_crc32c(0, o, hdr_len);
+    for (int i = 0; i < n; i++) {
+        crc = esp_crc32c(crc, payload[i].iov_base, payload[i].iov_len);
+    }
+    put32(o + 4, crc);
+}
+
+bool esp_hdr_crc_ok(const void *buf, size_t len)
+{
+    if (len < ESP_HDR_LEN) {
+        return false;
+    }
+    const uint8_t *b = buf;
+    static const uint8_t zero[4];
+    uint32_t crc = esp_crc32c(0, b, 4);
+    crc = esp_crc32c(crc, zero, 4);
+    crc = esp_crc32c(crc, b + 8, len - 8);
+    return crc == get32(b + 4);
+}
+
+enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *out)
+{
+    const uint8_t *b = buf;
+    if (len < ESP_HDR_LEN) {
+        return ESP_PARSE_SHORT;
+    }
+    esp_hdr_t *h = &out->h;
+    h->version = b[0];
+    h->type = b[1];
+    h->flags = b[2];
+    h->tag = b[3];
+    h->crc = get32(b + 4);
+    h->token = get64(b + 8);
+    h->seq = get32(b + 16);
+    h->ack = get32(b + 20);
+    h->sack = get32(b + 24);
+    h->wnd = get16(b + 28);
+    h->len = get16(b + 30);
+    if (h->version != ESP_WIRE_VERSION) {
+        return ESP_PARSE_VERSION;
+    }
+    if (h->type < ESP_T_HELLO || h->type > ESP_T_MAX || (h->flags & ~ESP_F_KNOWN) != 0) {
+        return ESP_PARSE_MALFORMED;
+    }
+    size_t body;
+    switch (h->type) {
+    case ESP_T_HELLO:
+    case ESP_T_HELLO_ACK: body = HELLO_LEN; break;
+    case ESP_T_CHUNK:
+    case ESP_T_PUT: body = ESP_EXT_LEN; break;
+    default: body = 0; break;
+    }
+    if (len < ESP_HDR_LEN + body) {
+        return ESP_PARSE_SHORT;
+    }
+    if (ESP_HDR_LEN + body + h->len != len) {
+        return len < ESP_HDR_LEN + body + h->len ? ESP_PARSE_SHORT : ESP_PARSE_MALFORMED;
+    }
+    const uint8_t *x = b + ESP_HDR_LEN;
+    out->payload = x + body;
+    out->payload_len = h->len;
+    switch (h->type) {
+    case ESP_T_HELLO:
+    case ESP_T_HELLO_ACK:
+        out->x.hello.job_key = get64(x);
+        out->x.hello.src_id = get64(x + 8);
+        out->x.hello.src_epoch = get64(x + 16);
+        out->x.hello.dst_epoch = get64(x + 24);
+        out->x.hello.src_token = get64(x + 32);
+        out->x.hello.isn = get32(x + 40);
+        out->x.hello.options = get32(x + 44);
+        if (h->len != 0 || h->seq != 0 || out->x.hello.src_token == 0) {
+            return ESP_PARSE_MALFORMED;
+        }
+        if (h->type == ESP_T_HELLO && h->token != 0) {
+            return ESP_PARSE_MALFORMED;
+        }
+        break;
+    case ESP_T_CHUNK:
+        out->x.chunk.frag_id = get32(x);
+        out->x.chunk.frag_len = get32(x + 4);
+        out->x.chunk.offset = get32(x + 8);
+        out->x.chunk.reserved = get32(x + 12);
+        if (h->len == 0 || out->x.chunk.reserved != 0
+            || out->x.chunk.offset > out->x.chunk.frag_len
+            || h->len > out->x.chunk.frag_len - out->x.chunk.offset) {
+            return ESP_PARSE_MALFORMED;
+        }
+        break;
+    case ESP_T_PUT:
+        out->x.put.key = get64(x);
+        out->x.put.addr = get64(x + 8);
+        if (h->len == 0 || out->x.put.addr > UINT64_MAX - h->len) {
+            return ESP_PARSE_MALFORMED;
+        }
+        break;
+    case ESP_T_ACK:
+        if (h->len != 0 || h->seq != 0 || h->tag != 0) {
+            return ESP_PARSE_MALFORMED;
+        }
+        break;
+    default: /* FRAG */
+        break;
+    }
+    if (h->type != ESP_T_FRAG && h->type != ESP_T_CHUNK && h->tag != 0) {
+        return ESP_PARSE_MALFORMED;
+    }
+    return ESP_PARSE_OK;
+}

@@ -1,0 +1,138 @@
+/*
+ * The ESP wire format, version 1: every datagram starts with one 32-byte
+ * header; FRAG/CHUNK/PUT carry an extension and payload, HELLO/HELLO_ACK a
+ * fixed body. All fields big-endian. Documented in docs/wire-protocol.md.
+ *
+ * esp_* files are the sans-I/O protocol: no Open MPI headers, no sockets,
+ * no clock; the btl_esp_* files are the Open MPI glue around them.
+ */
+#ifndef ESP_HDR_H
+#define ESP_HDR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ESP_WIRE_VERSION 1
+
+enum esp_seg_type {
+    ESP_T_HELLO = 1,      /* open a connection: job key, epochs, token, ISN */
+    ESP_T_HELLO_ACK = 2,  /* answer to HELLO, same body */
+    ESP_T_FRAG = 3,       /* a whole BTL fragment, delivered to the tag's callback */
+    ESP_T_CHUNK = 4,      /* a piece of a fragment too big for one datagram */
+    ESP_T_PUT = 5,        /* emulated RDMA write: bytes for a registered region */
+    ESP_T_ACK = 6,        /* header only: acknowledgement, window */
+    ESP_T_MAX = 6
+};
+
+/* Header flags. */
+#define ESP_F_CRC 0x01    /* crc holds the CRC-32C of the whole datagram */
+#define ESP_F_TXS 0x02    /* first segment of a burst: the sender became active */
+#define ESP_F_TXF 0x04    /* last segment of a burst: the sender has nothing queued */
+#define ESP_F_RETX 0x08   /* a retransmission (not an RTT sample) */
+#define ESP_F_ACKNOW 0x10 /* acknowledge at once (end of a window, a probe) */
+#define ESP_F_KNOWN (ESP_F_CRC | ESP_F_TXS | ESP_F_TXF | ESP_F_RETX | ESP_F_ACKNOW)
+
+/* Common header, every datagram. */
+typedef struct esp_hdr {
+    uint8_t version;
+    uint8_t type;
+    uint8_t flags;
+    uint8_t tag;        /* BTL tag of a FRAG/CHUNK, 0 otherwise */
+    uint32_t crc;       /* CRC-32C of the datagram computed with this field 0 */
+    uint64_t token;     /* receiver's connection token; 0 in a HELLO */
+    uint32_t seq;       /* FRAG/CHUNK/PUT: sequence number; else 0 */
+    uint32_t ack;       /* every sequence number below this was received */
+    uint32_t sack;      /* bit i: ack + 1 + i was received too */
+    uint16_t wnd;       /* receive window granted beyond ack, in KiB (0xffff: more) */
+    uint16_t len;       /* payload bytes after the header and its extension */
+} esp_hdr_t;
+_Static_assert(sizeof(esp_hdr_t) == 32, "esp header is 32 bytes");
+
+/* CHUNK extension: where this piece goes in its fragment. */
+typedef struct esp_chunk_ext {
+    uint32_t frag_id;   /* sender's number for the fragment */
+    uint32_t frag_len;  /* whole fragment length */
+    uint32_t offset;    /* of this piece's first byte */
+    uint32_t reserved;  /* 0 */
+} esp_chunk_ext_t;
+_Static_assert(sizeof(esp_chunk_ext_t) == 16, "chunk extension is 16 bytes");
+
+/* PUT extension: which registration, and the address of the first byte. */
+typedef struct esp_put_ext {
+    uint64_t key;       /* the receiver's registration key */
+    uint64_t addr;      /* target address of this piece's first byte */
+} esp_put_ext_t;
+_Static_assert(sizeof(esp_put_ext_t) == 16, "put extension is 16 bytes");
+
+/* HELLO / HELLO_ACK body. */
+typedef struct esp_hello {
+    uint64_t job_key;   /* same for every process of one job */
+    uint64_t src_id;    /* sender's process identity (job id << 32 | rank) */
+    uint64_t src_epoch; /* sender's instance number, published in the modex */
+    uint64_t dst_epoch; /* the epoch the sender believes the receiver has */
+    uint64_t src_token; /* token the receiver must put on datagrams to the sender */
+    uint32_t isn;       /* sender's first data sequence number */
+    uint32_t options;   /* ESP_O_* */
+} esp_hello_t;
+_Static_assert(sizeof(esp_hello_t) == 48, "hello body is 48 bytes");
+
+#define ESP_O_CRC 0x1     /* the sender checksums every datagram */
+
+#define ESP_HDR_LEN ((size_t) sizeof(esp_hdr_t))
+#define ESP_EXT_LEN ((size_t) 16)
+/* Header bytes in front of a segment's payload. */
+static inline size_t esp_hdr_space(uint8_t type)
+{
+    return ESP_HDR_LEN + ((type == ESP_T_CHUNK || type == ESP_T_PUT) ? ESP_EXT_LEN : 0);
+}
+
+/* A datagram parsed from untrusted bytes (host byte order). */
+typedef struct esp_parsed {
+    esp_hdr_t h;
+    union {
+        esp_chunk_ext_t chunk;
+        esp_put_ext_t put;
+        esp_hello_t hello;
+    } x;
+    const uint8_t *payload; /* into the datagram */
+    size_t payload_len;
+} esp_parsed_t;
+
+enum esp_parse_result {
+    ESP_PARSE_OK = 0,
+    ESP_PARSE_SHORT,      /* shorter than its header or its length field says */
+    ESP_PARSE_VERSION,    /* unknown version */
+    ESP_PARSE_MALFORMED,  /* unknown type or flags, bad lengths or fields */
+};
+
+/*
+ * Parse and check a datagram's structure: version, type, flags, lengths
+ * (header + extension + len must equal the datagram size exactly), HELLO
+ * body, chunk bounds (offset + len <= frag_len), PUT address overflow.
+ * Does not check the CRC (esp_hdr_crc_ok) or anything needing state.
+ */
+enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *out);
+
+/* True when the CRC field matches the datagram (with the field taken as 0). */
+bool esp_hdr_crc_ok(const void *buf, size_t len);
+
+/* Encode a header (+ extension or HELLO body) into out (at least
+ * esp_hdr_space(type), or ESP_HDR_LEN + 48 for HELLO). Returns bytes written.
+ * The crc field is written as 0; esp_hdr_seal fills it. */
+size_t esp_hdr_encode(const esp_hdr_t *h, const void *ext, void *out);
+
+/* Compute the CRC over header bytes hdr[0..hdr_len) and the payload pieces
+ * and store it in the header (sets ESP_F_CRC). */
+struct iovec;
+void esp_hdr_seal(void *hdr, size_t hdr_len, const struct iovec *payload, int n);
+
+/* Wrap-safe sequence comparisons. */
+static inline bool esp_seq_lt(uint32_t a, uint32_t b) { return (int32_t) (a - b) < 0; }
+static inline bool esp_seq_le(uint32_t a, uint32_t b) { return (int32_t) (a - b) <= 0; }
+static inline bool esp_seq_gt(uint32_t a, uint32_t b) { return (int32_t) (a - b) > 0; }
+static inline bool esp_seq_ge(uint32_t a, uint32_t b) { return (int32_t) (a - b) >= 0; }
+
+const char *esp_seg_type_name(unsigned type);
+
+#endif

@@ -1,0 +1,508 @@
+/*
+ * The ESP engine: connections and their handshake, input dispatch, timers,
+ * peer failure, statistics. Sending is in esp_send.c, receiving in esp_recv.c.
+ */
+#include "esp_proto_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HELLO_RTO_NS (20ull * 1000 * 1000)   /* first HELLO retry; doubles, capped */
+#define HELLO_RTO_MAX_NS (1000ull * 1000 * 1000)
+
+void esp_proto_config_default(esp_proto_config_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->window = 4096;
+    cfg->ack_delay_ns = 50 * 1000;
+    cfg->ack_every = 32;
+    cfg->rto_min_ns = 1000 * 1000;
+    cfg->rto_max_ns = 100 * 1000 * 1000;
+    cfg->rto_init_ns = 10 * 1000 * 1000;
+    cfg->peer_timeout_ns = 30ull * 1000 * 1000 * 1000;
+    cfg->resend_per_pass = 64;
+    cfg->rcv_budget = 4u << 20;
+    cfg->initial_burst = 64u << 10;
+    cfg->hold_budget = 8u << 20;
+    cfg->tiny = 1024;
+    cfg->checksum = true;
+}
+
+/* splitmix64: tokens and initial sequence numbers need to be unguessable
+ * by accident (another job, an earlier run), not by an attacker. */
+uint64_t esp_rand(esp_proto_t *p)
+{
+    uint64_t z = (p->rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+esp_proto_t *esp_proto_create(const esp_proto_config_t *cfg, const esp_proto_ops_t *ops,
+                              void *ctx, uint64_t now)
+{
+    esp_proto_t *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        return NULL;
+    }
+    p->cfg = *cfg;
+    p->ops = *ops;
+    p->ctx = ctx;
+    p->rng = cfg->seed ^ cfg->my_epoch ^ (cfg->my_id * 0x9E3779B97F4A7C15ull);
+    if (esp_hotel_init(&p->hotel, 1024, 16, now) != 0) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static void conn_free(esp_conn_t *c)
+{
+    esp_send_fini(c);
+    esp_recv_fini(c);
+    free(c);
+}
+
+void esp_proto_destroy(esp_proto_t *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        if (p->conns[i] != NULL) {
+            conn_free(p->conns[i]);
+        }
+    }
+    free(p->conns);
+    for (esp_seg_t *s = p->free_segs, *n; s != NULL; s = n) {
+        n = s->free_next;
+        free(s);
+    }
+    for (esp_seg_t *s = p->free_copy_segs, *n; s != NULL; s = n) {
+        n = s->free_next;
+        free(s);
+    }
+    esp_hotel_fini(&p->hotel);
+    free(p);
+}
+
+int esp_proto_add_peer(esp_proto_t *p, uint32_t peer, uint64_t id, uint64_t epoch,
+                       size_t max_datagram)
+{
+    if (peer >= 0x7fffffffu || max_datagram < esp_hdr_space(ESP_T_CHUNK) + 64) {
+        return -1;
+    }
+    /* The header's 16-bit length bounds a datagram, whatever the wire takes. */
+    if (max_datagram > ESP_HDR_LEN + UINT16_MAX) {
+        max_datagram = ESP_HDR_LEN + UINT16_MAX;
+    }
+    if (peer >= p->nconns) {
+        uint32_t n = p->nconns ? p->nconns : 16;
+        while (n <= peer) {
+            n *= 2;
+        }
+        esp_conn_t **conns = realloc(p->conns, n * sizeof(*conns));
+        if (conns == NULL) {
+            return -1;
+        }
+        memset(conns + p->nconns, 0, (n - p->nconns) * sizeof(*conns));
+        p->conns = conns;
+        p->nconns = n;
+    }
+    esp_conn_t *c = p->conns[peer];
+    if (c != NULL) {
+        /* Already known (add_procs twice, or from a HELLO): keep its state. */
+        return c->peer_id == id && c->peer_epoch == epoch ? 0 : -1;
+    }
+    c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        return -1;
+    }
+    c->p = p;
+    c->peer = peer;
+    c->peer_id = id;
+    c->peer_epoch = epoch;
+    c->max_payload = max_datagram;
+    /* The low half names the peer slot, the high half is random and never 0. */
+    c->local_token = ((esp_rand(p) | 1ull << 63) & ~0xffffffffull) | peer;
+    esp_send_init(c);
+    esp_recv_init(c);
+    p->conns[peer] = c;
+    return 0;
+}
+
+esp_conn_t *esp_conn_get(esp_proto_t *p, uint32_t peer)
+{
+    return peer < p->nconns ? p->conns[peer] : NULL;
+}
+
+static esp_conn_t *conn_by_token(esp_proto_t *p, uint64_t token)
+{
+    esp_conn_t *c = esp_conn_get(p, (uint32_t) token);
+    return c != NULL && c->local_token == token ? c : NULL;
+}
+
+void esp_conn_fail(esp_conn_t *c, const char *fmt, ...)
+{
+    if (c->state == ESP_FAILED) {
+        return;
+    }
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    c->state = ESP_FAILED;
+    c->p->stats.peers_failed++;
+    if (c->rx_active) {
+        /* Its burst will not end: stop sharing the receive budget with it. */
+        c->rx_active = false;
+        c->p->active_senders--;
+    }
+    if (c->p->ops.peer_failed != NULL) {
+        c->p->ops.peer_failed(c->p->ctx, c->peer, why);
+    }
+}
+
+void esp_flush_completions(esp_proto_t *p)
+{
+    while (p->depth == 0 && p->done_head != NULL) {
+        esp_msg_t *m = p->done_head;
+        p->done_head = m->next;
+        if (p->done_head == NULL) {
+            p->done_tail = NULL;
+        }
+        m->next = NULL;
+        p->ops.complete(p->ctx, m);
+    }
+}
+
+/* ------------------------------------------------------------ handshake */
+
+static void send_hello(esp_conn_t *c, uint8_t type)
+{
+    esp_proto_t *p = c->p;
+    esp_hdr_t h = {
+        .version = ESP_WIRE_VERSION,
+        .type = type,
+        .token = type == ESP_T_HELLO ? 0 : c->peer_token,
+    };
+    esp_hello_t m = {
+        .job_key = p->cfg.job_key,
+        .src_id = p->cfg.my_id,
+        .src_epoch = p->cfg.my_epoch,
+        .dst_epoch = c->peer_epoch,
+        .src_token = c->local_token,
+        .isn = c->snd_isn,
+        .options = p->cfg.checksum ? ESP_O_CRC : 0,
+    };
+    uint8_t buf[ESP_HDR_LEN + sizeof(esp_hello_t)];
+    size_t n = esp_hdr_encode(&h, &m, buf);
+    /* The handshake is always checksummed: it decides what follows. */
+    esp_hdr_seal(buf, n, NULL, 0);
+    struct iovec iov = {buf, n};
+    p->ops.transmit(p->ctx, c->peer, ESP_CH_PRIO, &iov, 1);
+}
+
+static void hs_list_add(esp_conn_t *c)
+{
+    if (!c->on_hs_list) {
+        c->on_hs_list = true;
+        c->hs_next = c->p->hs_list;
+        c->p->hs_list = c;
+    }
+}
+
+/* Start the handshake if it has not started. */
+static void conn_open(esp_conn_t *c, uint64_t now)
+{
+    if (c->state != ESP_CLOSED) {
+        return;
+    }
+    c->state = ESP_HELLO_SENT;
+    c->hello_since_ns = now;
+    c->hello_tries = 1;
+    c->hello_next_ns = now + HELLO_RTO_NS;
+    c->last_progress_ns = now;
+    c->p->stats.connects++;
+    send_hello(c, ESP_T_HELLO);
+    hs_list_add(c);
+}
+
+static void conn_established(esp_conn_t *c, const esp_hello_t *m, uint64_t now)
+{
+    c->peer_token = m->src_token;
+    c->rcv_nxt = m->isn;
+    c->peer_crc = (m->options & ESP_O_CRC) != 0;
+    c->state = ESP_ESTABLISHED;
+    c->last_progress_ns = now;
+}
+
+/* The checks a HELLO and a HELLO_ACK share. Returns the connection, or NULL
+ * after counting the datagram as stray. */
+static esp_conn_t *hello_conn(esp_proto_t *p, const esp_parsed_t *d)
+{
+    const esp_hello_t *m = &d->x.hello;
+    if (m->job_key != p->cfg.job_key || m->dst_epoch != p->cfg.my_epoch) {
+        p->stats.stray++;   /* another job, or meant for an earlier run */
+        return NULL;
+    }
+    esp_conn_t *c;
+    if (d->h.type == ESP_T_HELLO_ACK) {
+        c = conn_by_token(p, d->h.token);
+    } else {
+        c = NULL;
+        for (uint32_t i = 0; i < p->nconns && c == NULL; i++) {
+            if (p->conns[i] != NULL && p->conns[i]->peer_id == m->src_id) {
+                c = p->conns[i];
+            }
+        }
+        uint32_t peer;
+        if (c == NULL && p->ops.unknown_peer != NULL
+            && p->ops.unknown_peer(p->ctx, m->src_id, &peer) == 0) {
+            c = esp_conn_get(p, peer);
+        }
+    }
+    if (c == NULL || c->peer_id != m->src_id || c->peer_epoch != m->src_epoch) {
+        p->stats.stray++;
+        return NULL;
+    }
+    return c;
+}
+
+static void on_hello(esp_proto_t *p, const esp_parsed_t *d, uint64_t now)
+{
+    esp_conn_t *c = hello_conn(p, d);
+    if (c == NULL) {
+        return;
+    }
+    const esp_hello_t *m = &d->x.hello;
+    if (c->state == ESP_FAILED) {
+        return;
+    }
+    if (p->cfg.checksum != ((m->options & ESP_O_CRC) != 0)) {
+        esp_conn_fail(c, "btl_esp_checksum is %d here but %d on the peer; set it the same "
+                      "on every process", p->cfg.checksum, !p->cfg.checksum);
+        return;
+    }
+    if (c->state == ESP_ESTABLISHED) {
+        if (m->src_token != c->peer_token) {
+            p->stats.stray++;   /* not the connection we have */
+            return;
+        }
+        /* Our HELLO_ACK was lost: answer again. */
+        send_hello(c, ESP_T_HELLO_ACK);
+        return;
+    }
+    /* CLOSED, or HELLO_SENT (both opened at once): each side keeps its own
+     * token and learns the other's, so both end with one connection. */
+    c->hello_since_ns = now;
+    conn_established(c, m, now);
+    /* The answer first: data ahead of it would reach a peer still waiting
+     * for it, and be dropped there. */
+    send_hello(c, ESP_T_HELLO_ACK);
+    esp_push(c, now);
+}
+
+static void on_hello_ack(esp_proto_t *p, const esp_parsed_t *d, uint64_t now)
+{
+    esp_conn_t *c = hello_conn(p, d);
+    if (c == NULL || c->state == ESP_FAILED) {
+        return;
+    }
+    const esp_hello_t *m = &d->x.hello;
+    if (c->state == ESP_ESTABLISHED) {
+        if (m->src_token != c->peer_token) {
+            p->stats.stray++;
+        }
+        return;   /* a duplicate, or the answer to a crossed HELLO */
+    }
+    if (c->state != ESP_HELLO_SENT) {
+        p->stats.stray++;   /* an answer to a HELLO we never sent */
+        return;
+    }
+    if (p->cfg.checksum != ((m->options & ESP_O_CRC) != 0)) {
+        esp_conn_fail(c, "btl_esp_checksum is %d here but %d on the peer; set it the same "
+                      "on every process", p->cfg.checksum, !p->cfg.checksum);
+        return;
+    }
+    conn_established(c, m, now);
+    esp_push(c, now);
+}
+
+static void handshake_timers(esp_proto_t *p, uint64_t now)
+{
+    esp_conn_t **link = &p->hs_list;
+    while (*link != NULL) {
+        esp_conn_t *c = *link;
+        if (c->state != ESP_HELLO_SENT) {
+            *link = c->hs_next;
+            c->on_hs_list = false;
+            continue;
+        }
+        if (now >= c->hello_next_ns) {
+            if (now - c->hello_since_ns >= p->cfg.peer_timeout_ns) {
+                *link = c->hs_next;
+                c->on_hs_list = false;
+                esp_conn_fail(c, "no answer to %u connection requests in %.1f s",
+                              c->hello_tries, (double) (now - c->hello_since_ns) / 1e9);
+                continue;
+            }
+            uint64_t rto = HELLO_RTO_NS << (c->hello_tries < 6 ? c->hello_tries : 6);
+            c->hello_next_ns = now + (rto < HELLO_RTO_MAX_NS ? rto : HELLO_RTO_MAX_NS);
+            /* Look again when the timeout is up, not up to a retry later. */
+            if (c->hello_next_ns > c->hello_since_ns + p->cfg.peer_timeout_ns) {
+                c->hello_next_ns = c->hello_since_ns + p->cfg.peer_timeout_ns;
+            }
+            c->hello_tries++;
+            send_hello(c, ESP_T_HELLO);
+        }
+        link = &c->hs_next;
+    }
+}
+
+/* ---------------------------------------------------------------- input */
+
+void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now)
+{
+    esp_parsed_t d;
+    if (esp_hdr_parse(buf, len, &d) != ESP_PARSE_OK) {
+        p->stats.malformed++;
+        return;
+    }
+    p->depth++;
+    if (d.h.type == ESP_T_HELLO || d.h.type == ESP_T_HELLO_ACK) {
+        if (!(d.h.flags & ESP_F_CRC) || !esp_hdr_crc_ok(buf, len)) {
+            p->stats.corrupt++;
+        } else if (d.h.type == ESP_T_HELLO) {
+            on_hello(p, &d, now);
+        } else {
+            on_hello_ack(p, &d, now);
+        }
+        goto out;
+    }
+    esp_conn_t *c = conn_by_token(p, d.h.token);
+    if (c == NULL) {
+        p->stats.stray++;
+        goto out;
+    }
+    if (p->cfg.checksum ? !(d.h.flags & ESP_F_CRC) || !esp_hdr_crc_ok(buf, len)
+                        : (d.h.flags & ESP_F_CRC) && !esp_hdr_crc_ok(buf, len)) {
+        p->stats.corrupt++;
+        goto out;
+    }
+    if (c->state != ESP_ESTABLISHED) {
+        /* Data before our handshake finished (its HELLO_ACK is lost or
+         * late): dropped; the HELLO retry brings the answer again. */
+        p->stats.stray++;
+        goto out;
+    }
+    if (d.h.type == ESP_T_ACK) {
+        p->stats.acks_rx++;
+    }
+    esp_on_ack(c, &d.h, now);
+    if (d.h.type != ESP_T_ACK && c->state == ESP_ESTABLISHED) {
+        esp_recv_data(c, &d, now);
+    }
+out:
+    p->depth--;
+    esp_flush_completions(p);
+}
+
+void esp_proto_tick(esp_proto_t *p, uint64_t now)
+{
+    p->depth++;
+    for (esp_room_t *r = esp_hotel_evict(&p->hotel, now), *next; r != NULL; r = next) {
+        next = r->prev;
+        r->prev = NULL;
+        esp_on_timeout(p, (esp_seg_t *) r, now);
+    }
+    esp_resend_pass(p, now);
+    if (p->ack_list != NULL) {
+        esp_ack_timers(p, now);
+    }
+    if (p->hs_list != NULL) {
+        handshake_timers(p, now);
+    }
+    p->depth--;
+    esp_flush_completions(p);
+}
+
+int esp_proto_send(esp_proto_t *p, uint32_t peer, esp_msg_t *msg, uint64_t now)
+{
+    esp_conn_t *c = esp_conn_get(p, peer);
+    if (c == NULL || c->state == ESP_FAILED) {
+        return -1;
+    }
+    if (msg->iovcnt < 0 || msg->iovcnt > ESP_MSG_MAX_IOV
+        || (msg->kind != ESP_MSG_SEND && msg->kind != ESP_MSG_PUT)) {
+        return -1;
+    }
+    size_t len = 0;
+    for (int i = 0; i < msg->iovcnt; i++) {
+        len += msg->iov[i].iov_len;
+    }
+    /* Segments keep their offset in 32 bits. */
+    if ((msg->kind == ESP_MSG_SEND && len > ESP_MAX_FRAG)
+        || (msg->kind == ESP_MSG_PUT && (len == 0 || len > UINT32_MAX))) {
+        return -1;
+    }
+    msg->len = len;
+    msg->queued = 0;
+    msg->segs_out = 0;
+    msg->next = NULL;
+    if (c->sendq_tail != NULL) {
+        c->sendq_tail->next = msg;
+    } else {
+        c->sendq_head = msg;
+    }
+    c->sendq_tail = msg;
+    p->depth++;
+    if (c->state == ESP_CLOSED) {
+        conn_open(c, now);
+    } else if (c->state == ESP_ESTABLISHED) {
+        esp_push(c, now);
+    }
+    p->depth--;
+    esp_flush_completions(p);
+    return 0;
+}
+
+bool esp_proto_idle(const esp_proto_t *p)
+{
+    if (p->hotel.guests != 0 || p->resend_head != NULL) {
+        return false;
+    }
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        const esp_conn_t *c = p->conns[i];
+        if (c != NULL && c->state != ESP_FAILED
+            && (c->sendq_head != NULL || c->snd_una != c->snd_nxt)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+const esp_proto_stats_t *esp_proto_stats(const esp_proto_t *p)
+{
+    return &p->stats;
+}
+
+void esp_proto_peer_info(const esp_proto_t *p, uint32_t peer, esp_peer_info_t *info)
+{
+    memset(info, 0, sizeof(*info));
+    const esp_conn_t *c = esp_conn_get((esp_proto_t *) p, peer);
+    if (c == NULL) {
+        return;
+    }
+    info->connected = c->state == ESP_ESTABLISHED;
+    info->srtt_ns = c->srtt_ns;
+    info->rto_ns = c->rto_ns;
+    info->in_flight = c->snd_nxt - c->snd_una;
+    info->cwnd = c->cwnd;
+    info->peer_wnd = c->peer_wnd;
+    info->state_bytes = sizeof(*c) + c->scap * sizeof(*c->sring) + c->rcap * sizeof(*c->rring)
+                        + c->asm_cap + c->held_bytes;
+}

@@ -1,0 +1,162 @@
+/*
+ * The ESP protocol engine, sans I/O: it is handed datagrams and the time,
+ * and hands back datagrams to send (ops->transmit), fragments delivered in
+ * order (ops->deliver), PUT bytes to write (ops->put_write) and finished
+ * messages (ops->complete). No sockets, no clock, no Open MPI headers: the
+ * unit tests drive it on a simulated network.
+ *
+ * Peers are small integers chosen by the caller (esp_proto_add_peer). A
+ * connection to a peer is opened lazily on the first send with a HELLO
+ * handshake that carries the job key and both epochs; every later datagram
+ * carries the receiver's random connection token, so datagrams of another
+ * job, an earlier run or a stranger are dropped and counted.
+ *
+ * Not thread-safe: the caller serialises every call on one engine.
+ */
+#ifndef ESP_PROTO_H
+#define ESP_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "esp_hdr.h"
+
+typedef struct esp_proto esp_proto_t;
+
+enum esp_channel { ESP_CH_DATA = 0, ESP_CH_PRIO = 1 };
+enum esp_msg_kind { ESP_MSG_SEND = 0, ESP_MSG_PUT = 1 };
+
+#define ESP_MSG_MAX_IOV 3
+
+/*
+ * An outgoing message: a BTL fragment (SEND) or an emulated RDMA write
+ * (PUT). The caller owns it and its bytes until ops->complete: the engine
+ * sends straight from iov and retransmits from it.
+ */
+typedef struct esp_msg {
+    /* set by the caller */
+    uint8_t kind;
+    uint8_t tag;                       /* SEND: the BTL tag */
+    int iovcnt;
+    struct iovec iov[ESP_MSG_MAX_IOV];
+    uint64_t put_key, put_addr;        /* PUT: target registration and address */
+    void *user;
+    /* engine state */
+    struct esp_msg *next;              /* send queue */
+    size_t len;                        /* sum of iov */
+    size_t queued;                     /* bytes cut into segments so far */
+    uint32_t segs_out;                 /* segments not yet acknowledged */
+    uint32_t frag_id;
+} esp_msg_t;
+
+typedef struct esp_proto_config {
+    uint64_t job_key;          /* same in every process of the job */
+    uint64_t my_id;            /* job id << 32 | rank */
+    uint64_t my_epoch;         /* random per process, published in the modex */
+    uint64_t seed;             /* tokens and initial sequence numbers */
+    uint32_t window;           /* max segments in flight per peer (power of 2) */
+    uint64_t ack_delay_ns;     /* standalone ACK at the latest after this */
+    uint32_t ack_every;        /* ... or after this many segments */
+    uint64_t rto_min_ns, rto_max_ns, rto_init_ns;
+    uint64_t peer_timeout_ns;  /* no answer for this long: the peer has failed */
+    uint32_t resend_per_pass;  /* retransmissions per esp_proto_tick at most */
+    size_t rcv_budget;         /* bytes this side lets all senders have in flight */
+    size_t initial_burst;      /* bytes a sender sends at the start of a burst */
+    size_t hold_budget;        /* bytes of out-of-order data held per peer */
+    size_t tiny;               /* payloads up to this go on the priority channel */
+    bool checksum;             /* CRC-32C on every datagram sent, required received */
+    uint32_t isn;              /* tests: first sequence number (0: random) */
+} esp_proto_config_t;
+
+/* Defaults as documented in docs/parameters.md. */
+void esp_proto_config_default(esp_proto_config_t *cfg);
+
+/* What a datagram may be gathered from: header + up to 3 payload pieces. */
+#define ESP_TX_MAX_IOV (1 + ESP_MSG_MAX_IOV)
+
+typedef struct esp_proto_ops {
+    /* Send one datagram to the peer. iov[0] is the header (copy it);
+     * the other pieces stay valid until the segment is acknowledged. */
+    void (*transmit)(void *ctx, uint32_t peer, enum esp_channel ch, const struct iovec *iov,
+                     int iovcnt);
+    /* A fragment, in order; the bytes are valid during the call only. */
+    void (*deliver)(void *ctx, uint32_t peer, uint8_t tag, const void *data, size_t len);
+    /* Write PUT bytes. Return 0, or -1 when key/addr/len is not a region
+     * registered for remote writes (the bytes are dropped and counted). */
+    int (*put_write)(void *ctx, uint32_t peer, uint64_t key, uint64_t addr, const void *data,
+                     size_t len);
+    /* Every byte of msg was acknowledged. */
+    void (*complete)(void *ctx, esp_msg_t *msg);
+    /* A HELLO from a process the engine has no peer for: return 0 and the
+     * peer number after esp_proto_add_peer, or -1 to refuse it. May be NULL. */
+    int (*unknown_peer)(void *ctx, uint64_t id, uint32_t *peer);
+    /* The peer stopped answering or cannot talk to us; why says so. */
+    void (*peer_failed)(void *ctx, uint32_t peer, const char *why);
+} esp_proto_ops_t;
+
+typedef struct esp_proto_stats {
+    uint64_t segs_tx, segs_rx, bytes_tx, bytes_rx;
+    uint64_t acks_tx, acks_rx;         /* standalone ACK datagrams */
+    uint64_t retransmits, fast_retransmits, timeouts;
+    uint64_t duplicates;               /* data already received */
+    uint64_t out_of_window;            /* too far ahead of the receive window */
+    uint64_t stray;                    /* unknown token, job or epoch */
+    uint64_t corrupt;                  /* CRC mismatch or no CRC where required */
+    uint64_t malformed;                /* failed parsing or sanity checks */
+    uint64_t put_rejected;             /* PUT outside any registered region */
+    uint64_t held, hold_dropped;       /* out-of-order data kept / dropped for lack of room */
+    uint64_t window_stalls;            /* sends that waited for the window */
+    uint64_t connects, peers_failed;
+} esp_proto_stats_t;
+
+/* Per-peer figures for the finalize report. */
+typedef struct esp_peer_info {
+    bool connected;
+    uint64_t srtt_ns, rto_ns;
+    uint32_t in_flight;                /* segments */
+    size_t cwnd, peer_wnd;             /* bytes */
+    size_t state_bytes;                /* memory the engine holds for the peer */
+} esp_peer_info_t;
+
+esp_proto_t *esp_proto_create(const esp_proto_config_t *cfg, const esp_proto_ops_t *ops,
+                              void *ctx, uint64_t now);
+void esp_proto_destroy(esp_proto_t *p);
+
+/*
+ * Make peer number `peer` known: its identity and epoch (from the modex)
+ * and the largest datagram payload that reaches it. Costs a few hundred
+ * bytes until traffic starts. Returns 0, or -1 when out of memory.
+ */
+int esp_proto_add_peer(esp_proto_t *p, uint32_t peer, uint64_t id, uint64_t epoch,
+                       size_t max_datagram);
+
+/* Queue msg (kind, tag, iov, put_* and user set) for peer; sending starts
+ * at once when the window allows. Returns 0, or -1 when the peer is
+ * unknown or has failed. */
+int esp_proto_send(esp_proto_t *p, uint32_t peer, esp_msg_t *msg, uint64_t now);
+
+/* Send a small fragment whose bytes are copied now (the caller may reuse
+ * them at once). Returns 0, or -1 when it cannot go now (too big, window
+ * full, not connected yet, or out of memory): use esp_proto_send. */
+int esp_proto_send_copy(esp_proto_t *p, uint32_t peer, uint8_t tag, const struct iovec *iov,
+                        int iovcnt, uint64_t now);
+
+/* Largest payload esp_proto_send_copy takes. */
+size_t esp_proto_copy_limit(const esp_proto_t *p);
+
+/* A datagram arrived (bytes valid during the call). */
+void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now);
+
+/* Timers: retransmissions, delayed ACKs, handshake retries, peer timeouts.
+ * Call often (every progress pass). */
+void esp_proto_tick(esp_proto_t *p, uint64_t now);
+
+/* True when nothing is waiting for an acknowledgement or for the window. */
+bool esp_proto_idle(const esp_proto_t *p);
+
+const esp_proto_stats_t *esp_proto_stats(const esp_proto_t *p);
+void esp_proto_peer_info(const esp_proto_t *p, uint32_t peer, esp_peer_info_t *info);
+
+#endif

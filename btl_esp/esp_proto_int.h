@@ -1,0 +1,163 @@
+/*
+ * Internals of the ESP protocol engine, shared by esp_proto.c (connections,
+ * handshake, input dispatch, timers), esp_send.c (send window, segments,
+ * acknowledgement processing, retransmission) and esp_recv.c (receive
+ * window, in-order delivery, reassembly, PUT, ACK policy).
+ */
+#ifndef ESP_PROTO_INT_H
+#define ESP_PROTO_INT_H
+
+#include "esp_hotel.h"
+#include "esp_proto.h"
+
+/* Largest fragment the engine reassembles from CHUNKs (and so the largest
+ * SEND message): bigger ones are refused at send time. */
+#define ESP_MAX_FRAG (16u << 20)
+/* Bytes esp_proto_send_copy copies into a segment at most. */
+#define ESP_COPY_LIMIT 2048u
+/* Fast retransmit: this many later segments acknowledged first. */
+#define ESP_DUPTHRESH 3
+/* An ACK selectively acknowledges the segments ack+1 .. ack+ESP_SACK_BITS. */
+#define ESP_SACK_BITS 32
+
+typedef struct esp_conn esp_conn_t;
+
+/* One datagram's worth of a message, from send until acknowledged. */
+typedef struct esp_seg {
+    esp_room_t room;               /* the hotel: retransmit timer */
+    struct esp_seg *rs_prev, *rs_next; /* resend queue (both NULL when not on it) */
+    struct esp_seg *free_next;
+    esp_msg_t *msg;                /* NULL for a copied segment */
+    esp_conn_t *conn;
+    uint32_t seq;
+    uint32_t off, len;             /* range of msg (or of data[]) */
+    uint8_t type, tag, flags;      /* ESP_T_*, BTL tag, ESP_F_TXS/TXF */
+    bool sacked;
+    uint16_t xmits;
+    uint64_t sent_ns;
+    union {
+        esp_chunk_ext_t chunk;
+        esp_put_ext_t put;
+    } ext;
+    bool copied;                   /* data[] holds the payload */
+    uint8_t data[];                /* copied segments only */
+} esp_seg_t;
+
+/* Out-of-order data kept until the gap before it fills. */
+typedef struct esp_held {
+    uint8_t type, tag;
+    uint32_t len;
+    esp_chunk_ext_t chunk;
+    uint8_t data[];
+} esp_held_t;
+
+/* Receive ring entry flags. */
+#define ESP_R_HAVE 0x01  /* received (held, or a PUT already written) */
+#define ESP_R_TXS 0x02
+#define ESP_R_TXF 0x04
+
+typedef struct esp_rslot {
+    esp_held_t *held;
+    uint8_t flags;
+} esp_rslot_t;
+
+enum esp_conn_state { ESP_CLOSED = 0, ESP_HELLO_SENT, ESP_ESTABLISHED, ESP_FAILED };
+
+struct esp_conn {
+    esp_proto_t *p;
+    uint32_t peer;
+    enum esp_conn_state state;
+    uint64_t peer_id, peer_epoch;
+    uint64_t local_token, peer_token;
+    size_t max_payload;            /* largest datagram payload toward the peer */
+    bool peer_crc;                 /* the peer checksums what it sends */
+
+    /* handshake */
+    uint64_t hello_next_ns, hello_since_ns;
+    unsigned hello_tries;
+    esp_conn_t *hs_next;           /* proto's list of connecting peers */
+    bool on_hs_list;
+
+    /* --- sending */
+    esp_msg_t *sendq_head, *sendq_tail;  /* messages with bytes not yet cut */
+    uint32_t snd_isn;              /* our first sequence number (told in the HELLO) */
+    uint32_t snd_una, snd_nxt;     /* oldest unacknowledged, next to assign */
+    esp_seg_t **sring;             /* in-flight segments by seq & (scap - 1) */
+    uint32_t scap;
+    size_t flight;                 /* bytes sent, not acknowledged or sacked */
+    size_t cwnd, ssthresh;
+    size_t peer_wnd;               /* bytes the receiver granted */
+    uint32_t recover;              /* no new loss event before una passes this */
+    bool in_recovery;
+    bool bursting;                 /* sent TXS, TXF not yet */
+    bool txs_acked;                /* the first ACK of this burst arrived */
+    uint32_t txs_seq;
+    uint32_t next_frag_id;
+    uint64_t srtt_ns, rttvar_ns, rto_ns, min_rtt_ns;
+    uint64_t last_progress_ns;     /* last time una advanced, or the flight began */
+    bool window_stalled;
+
+    /* --- receiving */
+    uint32_t rcv_nxt;              /* next in-order sequence number */
+    esp_rslot_t *rring;            /* by seq & (rcap - 1) */
+    uint32_t rcap;
+    size_t held_bytes;
+    uint32_t rx_ahead;             /* slots received beyond rcv_nxt */
+    bool rx_active;                /* the peer is in a burst (TXS seen, no TXF) */
+    /* reassembly of the fragment being received in CHUNKs */
+    uint8_t *asm_buf;
+    size_t asm_cap, asm_len, asm_filled;
+    uint32_t asm_frag_id;
+    uint8_t asm_tag;
+    /* acknowledgement owed to the peer */
+    uint32_t unacked;              /* segments received since our last ACK */
+    uint64_t ack_due_ns;
+    bool ack_pending;
+    esp_conn_t *ack_next;          /* proto's list of peers owed a delayed ACK */
+    bool on_ack_list;
+};
+
+struct esp_proto {
+    esp_proto_config_t cfg;
+    esp_proto_ops_t ops;
+    void *ctx;
+    uint64_t rng;
+    esp_conn_t **conns;            /* by peer number */
+    uint32_t nconns;
+    esp_hotel_t hotel;
+    esp_seg_t *resend_head, *resend_tail;
+    esp_seg_t *free_segs, *free_copy_segs;
+    esp_conn_t *ack_list;          /* peers owed a delayed ACK */
+    esp_conn_t *hs_list;           /* peers in the handshake */
+    esp_msg_t *done_head, *done_tail; /* completions to report after an input */
+    unsigned active_senders;       /* peers in a burst toward us */
+    unsigned depth;                /* nesting of input/tick (completions run at 0) */
+    esp_proto_stats_t stats;
+};
+
+/* esp_proto.c */
+uint64_t esp_rand(esp_proto_t *p);
+esp_conn_t *esp_conn_get(esp_proto_t *p, uint32_t peer);
+void esp_conn_fail(esp_conn_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void esp_flush_completions(esp_proto_t *p);
+
+/* esp_send.c */
+void esp_send_init(esp_conn_t *c);
+void esp_send_fini(esp_conn_t *c);
+void esp_push(esp_conn_t *c, uint64_t now);
+void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now);
+void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now);
+void esp_resend_pass(esp_proto_t *p, uint64_t now);
+void esp_seg_free(esp_proto_t *p, esp_seg_t *s);
+void esp_transmit(esp_conn_t *c, esp_hdr_t *h, const void *ext, const struct iovec *payload,
+                  int n, enum esp_channel ch);
+
+/* esp_recv.c */
+void esp_recv_init(esp_conn_t *c);
+void esp_recv_fini(esp_conn_t *c);
+void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now);
+void esp_fill_ack(esp_conn_t *c, esp_hdr_t *h);
+void esp_send_ack(esp_conn_t *c);
+void esp_ack_timers(esp_proto_t *p, uint64_t now);
+
+#endif

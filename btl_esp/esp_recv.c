@@ -1,0 +1,279 @@
+/*
+ * The receiving half of a connection: the receive window, duplicates,
+ * in-order delivery (out-of-order data is held until the gap fills),
+ * reassembly of CHUNKs, PUT writes, the sender-activity count that divides
+ * the receive budget, and the ACK policy (piggy-backed, delayed, or at once).
+ */
+#include "esp_proto_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void esp_recv_init(esp_conn_t *c)
+{
+    (void) c;   /* rcv_nxt comes with the peer's HELLO; rings grow with traffic */
+}
+
+void esp_recv_fini(esp_conn_t *c)
+{
+    for (uint32_t i = 0; i < c->rcap; i++) {
+        free(c->rring[i].held);
+    }
+    free(c->rring);
+    free(c->asm_buf);
+    c->rring = NULL;
+    c->asm_buf = NULL;
+    c->rcap = c->asm_cap = 0;
+    if (c->rx_active) {
+        c->rx_active = false;
+        c->p->active_senders--;
+    }
+}
+
+/* Make the receive ring reach rcv_nxt + off. */
+static bool rring_reserve(esp_conn_t *c, uint32_t off)
+{
+    if (off < c->rcap) {
+        return true;
+    }
+    uint32_t cap = c->rcap ? c->rcap : 16;
+    while (cap <= off) {
+        cap *= 2;
+    }
+    esp_rslot_t *ring = calloc(cap, sizeof(*ring));
+    if (ring == NULL) {
+        return false;
+    }
+    for (uint32_t i = 0; i < c->rcap; i++) {
+        uint32_t q = c->rcv_nxt + i;
+        ring[q & (cap - 1)] = c->rring[q & (c->rcap - 1)];
+    }
+    free(c->rring);
+    c->rring = ring;
+    c->rcap = cap;
+    return true;
+}
+
+/* ------------------------------------------------------------------ ACKs */
+
+void esp_fill_ack(esp_conn_t *c, esp_hdr_t *h)
+{
+    esp_proto_t *p = c->p;
+    h->ack = c->rcv_nxt;
+    h->sack = 0;
+    if (c->rx_ahead != 0) {
+        for (uint32_t i = 0; i < 32 && i + 1 < c->rcap; i++) {
+            if (c->rring[(c->rcv_nxt + 1 + i) & (c->rcap - 1)].flags & ESP_R_HAVE) {
+                h->sack |= 1u << i;
+            }
+        }
+    }
+    /* The receive budget shared by the peers sending to us now. */
+    size_t grant = p->cfg.rcv_budget / (p->active_senders ? p->active_senders : 1);
+    h->wnd = grant >= (size_t) 0xffff << 10 ? 0xffff : (uint16_t) (grant >> 10);
+    c->unacked = 0;
+    c->ack_pending = false;
+}
+
+void esp_send_ack(esp_conn_t *c)
+{
+    esp_hdr_t h = {.type = ESP_T_ACK};
+    esp_fill_ack(c, &h);
+    esp_transmit(c, &h, NULL, NULL, 0, ESP_CH_PRIO);
+    c->p->stats.acks_tx++;
+}
+
+void esp_ack_timers(esp_proto_t *p, uint64_t now)
+{
+    esp_conn_t **link = &p->ack_list;
+    while (*link != NULL) {
+        esp_conn_t *c = *link;
+        if (c->ack_pending && c->state == ESP_ESTABLISHED && now < c->ack_due_ns) {
+            link = &c->ack_next;
+            continue;
+        }
+        *link = c->ack_next;
+        c->on_ack_list = false;
+        if (c->ack_pending && c->state == ESP_ESTABLISHED) {
+            esp_send_ack(c);
+        }
+    }
+}
+
+static void ack_later(esp_conn_t *c, uint64_t now)
+{
+    if (c->ack_pending) {
+        return;
+    }
+    c->ack_pending = true;
+    c->ack_due_ns = now + c->p->cfg.ack_delay_ns;
+    if (!c->on_ack_list) {
+        c->on_ack_list = true;
+        c->ack_next = c->p->ack_list;
+        c->p->ack_list = c;
+    }
+}
+
+/* ------------------------------------------------------------- delivery */
+
+/* A burst flag taking effect, in sequence order. */
+static void note_activity(esp_conn_t *c, uint8_t flags)
+{
+    if ((flags & ESP_R_TXS) && !c->rx_active) {
+        c->rx_active = true;
+        c->p->active_senders++;
+    }
+    if ((flags & ESP_R_TXF) && c->rx_active) {
+        c->rx_active = false;
+        c->p->active_senders--;
+    }
+}
+
+/* A FRAG or CHUNK whose turn has come. */
+static void consume(esp_conn_t *c, uint8_t type, uint8_t tag, const esp_chunk_ext_t *ch,
+                    const uint8_t *data, size_t len)
+{
+    esp_proto_t *p = c->p;
+    if (type == ESP_T_FRAG) {
+        p->ops.deliver(p->ctx, c->peer, tag, data, len);
+        return;
+    }
+    /* CHUNKs of one fragment come in sequence order, so in offset order. */
+    if (c->asm_filled == 0) {
+        if (ch->offset != 0 || ch->frag_len > ESP_MAX_FRAG) {
+            p->stats.malformed++;
+            return;
+        }
+        if (c->asm_cap < ch->frag_len) {
+            uint8_t *buf = realloc(c->asm_buf, ch->frag_len);
+            if (buf == NULL) {
+                esp_conn_fail(c, "out of memory reassembling a %u-byte fragment", ch->frag_len);
+                return;
+            }
+            c->asm_buf = buf;
+            c->asm_cap = ch->frag_len;
+        }
+        c->asm_len = ch->frag_len;
+        c->asm_frag_id = ch->frag_id;
+        c->asm_tag = tag;
+    }
+    if (ch->frag_id != c->asm_frag_id || ch->frag_len != c->asm_len
+        || ch->offset != c->asm_filled || tag != c->asm_tag) {
+        p->stats.malformed++;   /* the sender broke the order: drop the fragment */
+        c->asm_filled = 0;
+        return;
+    }
+    memcpy(c->asm_buf + c->asm_filled, data, len);
+    c->asm_filled += len;
+    if (c->asm_filled == c->asm_len) {
+        c->asm_filled = 0;
+        p->ops.deliver(p->ctx, c->peer, tag, c->asm_buf, c->asm_len);
+    }
+}
+
+/* Deliver everything now in order, starting at rcv_nxt. `cur` is the
+ * datagram just received when it is the one at rcv_nxt (not copied). */
+static void advance(esp_conn_t *c, const esp_parsed_t *cur)
+{
+    while (c->rcap != 0) {
+        esp_rslot_t *slot = &c->rring[c->rcv_nxt & (c->rcap - 1)];
+        if (!(slot->flags & ESP_R_HAVE)) {
+            break;
+        }
+        esp_held_t *held = slot->held;
+        uint8_t flags = slot->flags;
+        /* Settle the state first: a delivery may send, and that send
+         * carries our acknowledgement. */
+        slot->held = NULL;
+        slot->flags = 0;
+        c->rcv_nxt++;
+        if (cur == NULL) {
+            c->rx_ahead--;
+        }
+        note_activity(c, flags);
+        if (cur != NULL) {
+            if (cur->h.type != ESP_T_PUT) {
+                consume(c, cur->h.type, cur->h.tag, &cur->x.chunk, cur->payload, cur->payload_len);
+            }
+            cur = NULL;
+        } else if (held != NULL) {
+            c->held_bytes -= held->len;
+            consume(c, held->type, held->tag, &held->chunk, held->data, held->len);
+            free(held);
+        }
+        if (c->state == ESP_FAILED) {
+            return;
+        }
+    }
+}
+
+void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
+{
+    esp_proto_t *p = c->p;
+    uint32_t q = d->h.seq;
+    if (esp_seq_lt(q, c->rcv_nxt)) {
+        p->stats.duplicates++;   /* our ACK was lost or late: repeat it now */
+        esp_send_ack(c);
+        return;
+    }
+    uint32_t off = q - c->rcv_nxt;
+    if (off >= p->cfg.window) {
+        p->stats.out_of_window++;
+        return;
+    }
+    if (!rring_reserve(c, off)) {
+        p->stats.hold_dropped++;
+        return;
+    }
+    esp_rslot_t *slot = &c->rring[q & (c->rcap - 1)];
+    if (slot->flags & ESP_R_HAVE) {
+        p->stats.duplicates++;
+        esp_send_ack(c);
+        return;
+    }
+    uint8_t flags = ESP_R_HAVE | (d->h.flags & ESP_F_TXS ? ESP_R_TXS : 0)
+                    | (d->h.flags & ESP_F_TXF ? ESP_R_TXF : 0);
+    if (d->h.type == ESP_T_PUT) {
+        /* Written at once, in or out of order: each piece names its place. */
+        if (p->ops.put_write(p->ctx, c->peer, d->x.put.key, d->x.put.addr, d->payload,
+                             d->payload_len) != 0) {
+            p->stats.put_rejected++;
+        }
+    } else if (off != 0) {
+        if (c->held_bytes + d->payload_len > p->cfg.hold_budget) {
+            p->stats.hold_dropped++;   /* the sender will send it again */
+            return;
+        }
+        esp_held_t *h = malloc(sizeof(*h) + d->payload_len);
+        if (h == NULL) {
+            p->stats.hold_dropped++;
+            return;
+        }
+        h->type = d->h.type;
+        h->tag = d->h.tag;
+        h->len = (uint32_t) d->payload_len;
+        h->chunk = d->x.chunk;
+        memcpy(h->data, d->payload, d->payload_len);
+        slot->held = h;
+        c->held_bytes += h->len;
+        p->stats.held++;
+    }
+    slot->flags = flags;
+    p->stats.segs_rx++;
+    p->stats.bytes_rx += d->payload_len;
+    c->unacked++;
+    if (off != 0) {
+        c->rx_ahead++;
+        esp_send_ack(c);   /* a gap: tell the sender what we have */
+        return;
+    }
+    advance(c, d);
+    if (c->state != ESP_ESTABLISHED || c->unacked == 0) {
+        return;   /* failed, or a delivery sent data and the ACK went with it */
+    }
+    if ((d->h.flags & ESP_F_ACKNOW) || c->unacked >= p->cfg.ack_every) {
+        esp_send_ack(c);
+    } else {
+        ack_later(c, now);
+    }
+}
