@@ -1,0 +1,376 @@
+/* A deterministic simulated network for the ESP engine: see simnet.h. */
+#include "simnet.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sim_ev {
+    uint64_t t, n;       /* delivery time, insertion number (ties) */
+    uint8_t *buf;
+    uint32_t len;
+    uint16_t src, dst;
+} sim_ev_t;
+
+struct simnet {
+    simnet_config_t cfg;
+    esp_proto_t *eng[SIMNET_MAX_NODES];
+    sim_fault_t fault[SIMNET_MAX_NODES][SIMNET_MAX_NODES];
+    sim_link_stats_t st[SIMNET_MAX_NODES][SIMNET_MAX_NODES];
+    uint64_t node_bh[SIMNET_MAX_NODES];
+    uint64_t tx_free[SIMNET_MAX_NODES];
+    /* Jitter keeps each link's channel in order (only `reorder` reorders). */
+    uint64_t last_arrival[SIMNET_MAX_NODES][SIMNET_MAX_NODES][2];
+    uint64_t rng;
+    uint64_t now, next_tick, events, seqno;
+    sim_ev_t *heap;
+    size_t nheap, capheap;
+    sim_hook_fn hook;
+    void *hook_arg;
+};
+
+uint64_t simnet_rand(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double unit_rand(simnet_t *net)
+{
+    return (double) (simnet_rand(&net->rng) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static uint64_t rand_below(simnet_t *net, uint64_t n)
+{
+    return n == 0 ? 0 : simnet_rand(&net->rng) % n;
+}
+
+void simnet_config_default(simnet_config_t *cfg, unsigned nodes, uint64_t seed)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->nodes = nodes;
+    cfg->seed = seed;
+    cfg->latency_ns = 5000;
+    cfg->prio_latency_ns = 4000;
+    cfg->jitter_ns = 500;
+    cfg->reorder_factor = 10;
+    cfg->bandwidth_bps = 10e9;
+    cfg->tick_ns = 20000;
+}
+
+simnet_t *simnet_create(const simnet_config_t *cfg)
+{
+    if (cfg->nodes == 0 || cfg->nodes > SIMNET_MAX_NODES) {
+        return NULL;
+    }
+    simnet_t *net = calloc(1, sizeof(*net));
+    if (net == NULL) {
+        return NULL;
+    }
+    net->cfg = *cfg;
+    if (net->cfg.tick_ns == 0) {
+        net->cfg.tick_ns = 20000;
+    }
+    net->rng = cfg->seed * 0x2545F4914F6CDD1Dull + 0x1234567;
+    for (unsigned i = 0; i < SIMNET_MAX_NODES; i++) {
+        net->node_bh[i] = SIMNET_NEVER;
+        for (unsigned j = 0; j < SIMNET_MAX_NODES; j++) {
+            net->fault[i][j].blackhole_at = SIMNET_NEVER;
+        }
+    }
+    net->next_tick = net->cfg.tick_ns;
+    return net;
+}
+
+void simnet_destroy(simnet_t *net)
+{
+    if (net == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < net->nheap; i++) {
+        free(net->heap[i].buf);
+    }
+    free(net->heap);
+    free(net);
+}
+
+void simnet_attach(simnet_t *net, unsigned node, esp_proto_t *engine)
+{
+    net->eng[node] = engine;
+}
+
+void simnet_set_fault(simnet_t *net, int src, int dst, const sim_fault_t *f)
+{
+    for (unsigned i = 0; i < net->cfg.nodes; i++) {
+        for (unsigned j = 0; j < net->cfg.nodes; j++) {
+            if ((src < 0 || (unsigned) src == i) && (dst < 0 || (unsigned) dst == j)) {
+                net->fault[i][j] = *f;
+            }
+        }
+    }
+}
+
+void simnet_blackhole_node(simnet_t *net, unsigned node, uint64_t at)
+{
+    net->node_bh[node] = at;
+}
+
+void simnet_set_hook(simnet_t *net, sim_hook_fn hook, void *arg)
+{
+    net->hook = hook;
+    net->hook_arg = arg;
+}
+
+uint64_t simnet_now(const simnet_t *net) { return net->now; }
+size_t simnet_pending(const simnet_t *net) { return net->nheap; }
+uint64_t simnet_events(const simnet_t *net) { return net->events; }
+
+const sim_link_stats_t *simnet_link_stats(const simnet_t *net, unsigned src, unsigned dst)
+{
+    return &net->st[src][dst];
+}
+
+void simnet_total_stats(const simnet_t *net, sim_link_stats_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (unsigned i = 0; i < net->cfg.nodes; i++) {
+        for (unsigned j = 0; j < net->cfg.nodes; j++) {
+            const sim_link_stats_t *s = &net->st[i][j];
+            out->sent += s->sent;
+            out->bytes += s->bytes;
+            out->dropped += s->dropped;
+            out->duplicated += s->duplicated;
+            out->reordered += s->reordered;
+            out->corrupted += s->corrupted;
+            out->blackholed += s->blackholed;
+            out->tail_dropped += s->tail_dropped;
+            out->delivered += s->delivered;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ the heap */
+
+static bool ev_before(const sim_ev_t *a, const sim_ev_t *b)
+{
+    return a->t < b->t || (a->t == b->t && a->n < b->n);
+}
+
+static void heap_push(simnet_t *net, uint64_t t, unsigned src, unsigned dst, uint8_t *buf,
+                      size_t len)
+{
+    if (net->nheap == net->capheap) {
+        net->capheap = net->capheap ? 2 * net->capheap : 1024;
+        net->heap = realloc(net->heap, net->capheap * sizeof(*net->heap));
+        if (net->heap == NULL) {
+            fprintf(stderr, "simnet: out of memory\n");
+            abort();
+        }
+    }
+    sim_ev_t ev = {t, net->seqno++, buf, (uint32_t) len, (uint16_t) src, (uint16_t) dst};
+    size_t i = net->nheap++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!ev_before(&ev, &net->heap[parent])) {
+            break;
+        }
+        net->heap[i] = net->heap[parent];
+        i = parent;
+    }
+    net->heap[i] = ev;
+}
+
+static sim_ev_t heap_pop(simnet_t *net)
+{
+    sim_ev_t top = net->heap[0];
+    sim_ev_t last = net->heap[--net->nheap];
+    size_t n = net->nheap, i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) {
+            break;
+        }
+        if (c + 1 < n && ev_before(&net->heap[c + 1], &net->heap[c])) {
+            c++;
+        }
+        if (!ev_before(&net->heap[c], &last)) {
+            break;
+        }
+        net->heap[i] = net->heap[c];
+        i = c;
+    }
+    if (n > 0) {
+        net->heap[i] = last;
+    }
+    return top;
+}
+
+/* ------------------------------------------------------------- sending */
+
+static bool blackholed(const simnet_t *net, unsigned src, unsigned dst, uint64_t t)
+{
+    const sim_fault_t *f = &net->fault[src][dst];
+    return net->node_bh[src] <= t || net->node_bh[dst] <= t
+           || (f->blackhole_at <= t && (f->blackhole_for == 0 || t - f->blackhole_at < f->blackhole_for));
+}
+
+static void corrupt(simnet_t *net, uint8_t *buf, size_t len)
+{
+    if (len == 0) {
+        return;
+    }
+    size_t at = rand_below(net, len);
+    if (simnet_rand(&net->rng) & 1) {
+        buf[at] ^= (uint8_t) (1u << rand_below(net, 8));
+    } else {
+        buf[at] ^= (uint8_t) (1 + rand_below(net, 255));   /* a different byte */
+    }
+}
+
+/* Arrival time of a datagram leaving at depart: latency and jitter (in
+ * order per link and channel), and now and then a reordering delay. */
+static uint64_t arrival(simnet_t *net, unsigned src, unsigned dst, const sim_fault_t *f,
+                        sim_link_stats_t *st, enum esp_channel ch, uint64_t depart)
+{
+    uint64_t lat = ch == ESP_CH_PRIO ? net->cfg.prio_latency_ns : net->cfg.latency_ns;
+    uint64_t t = depart + lat + rand_below(net, net->cfg.jitter_ns + 1);
+    if (f->reorder > 0 && unit_rand(net) < f->reorder) {
+        st->reordered++;
+        return t + (uint64_t) (unit_rand(net) * net->cfg.reorder_factor * (double) net->cfg.latency_ns);
+    }
+    uint64_t *last = &net->last_arrival[src][dst][ch == ESP_CH_PRIO];
+    if (t < *last) {
+        t = *last;
+    }
+    *last = t;
+    return t;
+}
+
+static void schedule(simnet_t *net, unsigned src, unsigned dst, enum esp_channel ch,
+                     uint8_t *buf, size_t len)
+{
+    const sim_fault_t *f = &net->fault[src][dst];
+    sim_link_stats_t *st = &net->st[src][dst];
+    st->sent++;
+    st->bytes += len;
+    if (blackholed(net, src, dst, net->now)) {
+        st->blackholed++;
+        free(buf);
+        return;
+    }
+    /* Serialisation on the sender's link, in order. */
+    uint64_t depart = net->now;
+    if (net->cfg.bandwidth_bps > 0) {
+        uint64_t start = net->tx_free[src] > net->now ? net->tx_free[src] : net->now;
+        if (net->cfg.queue_limit_ns != 0 && start - net->now > net->cfg.queue_limit_ns) {
+            st->tail_dropped++;
+            free(buf);
+            return;
+        }
+        uint64_t ser = (uint64_t) ((double) len * 8e9 / net->cfg.bandwidth_bps);
+        net->tx_free[src] = start + ser;
+        depart = start + ser;
+    }
+    if (f->drop > 0 && unit_rand(net) < f->drop) {
+        st->dropped++;
+        free(buf);
+        return;
+    }
+    if (f->corrupt > 0 && unit_rand(net) < f->corrupt) {
+        corrupt(net, buf, len);
+        st->corrupted++;
+    }
+    if (f->dup > 0 && unit_rand(net) < f->dup) {
+        uint8_t *copy = malloc(len ? len : 1);
+        memcpy(copy, buf, len);
+        st->duplicated++;
+        heap_push(net, arrival(net, src, dst, f, st, ch, depart), src, dst, copy, len);
+    }
+    heap_push(net, arrival(net, src, dst, f, st, ch, depart), src, dst, buf, len);
+}
+
+void simnet_send(simnet_t *net, unsigned src, unsigned dst, enum esp_channel ch,
+                 const struct iovec *iov, int iovcnt)
+{
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        len += iov[i].iov_len;
+    }
+    uint8_t *buf = malloc(len ? len : 1);
+    if (buf == NULL) {
+        fprintf(stderr, "simnet: out of memory\n");
+        abort();
+    }
+    size_t off = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].iov_len > 0) {
+            memcpy(buf + off, iov[i].iov_base, iov[i].iov_len);
+        }
+        off += iov[i].iov_len;
+    }
+    if (net->hook != NULL
+        && net->hook(net->hook_arg, src, dst, ch, buf, len, net->now) == SIM_DROP) {
+        net->st[src][dst].sent++;
+        net->st[src][dst].dropped++;
+        free(buf);
+        return;
+    }
+    schedule(net, src, dst, ch, buf, len);
+}
+
+void simnet_inject(simnet_t *net, unsigned src, unsigned dst, const void *buf, size_t len,
+                   uint64_t at)
+{
+    uint8_t *copy = malloc(len ? len : 1);
+    memcpy(copy, buf, len);
+    heap_push(net, at < net->now ? net->now : at, src, dst, copy, len);
+}
+
+/* ------------------------------------------------------------ the loop */
+
+uint64_t simnet_run(simnet_t *net, uint64_t until, sim_step_fn step, void *arg)
+{
+    for (;;) {
+        uint64_t tev = net->nheap ? net->heap[0].t : SIMNET_NEVER;
+        if (net->next_tick <= tev) {
+            if (net->next_tick > until) {
+                break;
+            }
+            net->now = net->next_tick;
+            net->next_tick += net->cfg.tick_ns;
+            for (unsigned i = 0; i < net->cfg.nodes; i++) {
+                if (net->eng[i] != NULL) {
+                    esp_proto_tick(net->eng[i], net->now);
+                }
+            }
+        } else {
+            if (tev > until) {
+                break;
+            }
+            sim_ev_t ev = heap_pop(net);
+            net->now = ev.t;
+            net->events++;
+            if (blackholed(net, ev.src, ev.dst, ev.t)) {
+                net->st[ev.src][ev.dst].blackholed++;
+                free(ev.buf);
+                continue;
+            }
+            net->st[ev.src][ev.dst].delivered++;
+            esp_proto_t *e = net->eng[ev.dst];
+            if (e != NULL) {
+                esp_proto_input(e, ev.buf, ev.len, net->now);
+                esp_proto_tick(e, net->now);
+            }
+            free(ev.buf);
+        }
+        if (step != NULL && step(arg, net->now)) {
+            return net->now;
+        }
+    }
+    if (until != SIMNET_NEVER && net->now < until) {
+        net->now = until;
+    }
+    return net->now;
+}

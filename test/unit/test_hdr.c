@@ -1,0 +1,429 @@
+/* Unit tests of the ESP wire format (btl_esp/esp_hdr.c): encode/parse round
+ * trip of every type, every truncation and every kind of malformed header
+ * refused, chunk and PUT bounds, and the CRC catching every single-bit flip. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/uio.h>
+
+#include "esp_crc32c.h"
+#include "esp_hdr.h"
+#include "unit.h"
+
+#define MAXDG 2048
+
+static uint64_t rng = 0x1234567887654321ull;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* A valid datagram of `type` with random fields and `plen` payload bytes,
+ * sealed with a CRC. Returns its length; *hdr and *ext get what was encoded. */
+static size_t make_dgram(uint8_t type, size_t plen, uint8_t *out, esp_hdr_t *hdr, void *ext)
+{
+    esp_hdr_t h;
+    memset(&h, 0, sizeof(h));
+    h.version = ESP_WIRE_VERSION;
+    h.type = type;
+    h.flags = (uint8_t) (rnd() & (ESP_F_TXS | ESP_F_TXF | ESP_F_RETX | ESP_F_ACKNOW));
+    h.token = rnd() | 1;
+    h.ack = (uint32_t) rnd();
+    h.sack = (uint32_t) rnd();
+    h.wnd = (uint16_t) rnd();
+    union {
+        esp_chunk_ext_t chunk;
+        esp_put_ext_t put;
+        esp_hello_t hello;
+    } x;
+    memset(&x, 0, sizeof(x));
+    switch (type) {
+    case ESP_T_HELLO:
+    case ESP_T_HELLO_ACK:
+        plen = 0;
+        if (type == ESP_T_HELLO) {
+            h.token = 0;
+        }
+        h.flags = 0;
+        x.hello.job_key = rnd();
+        x.hello.src_id = rnd();
+        x.hello.src_epoch = rnd();
+        x.hello.dst_epoch = rnd();
+        x.hello.src_token = rnd() | 1;
+        x.hello.isn = (uint32_t) rnd();
+        x.hello.options = ESP_O_CRC;
+        break;
+    case ESP_T_FRAG:
+        h.tag = (uint8_t) rnd();
+        h.seq = (uint32_t) rnd();
+        break;
+    case ESP_T_CHUNK:
+        h.tag = (uint8_t) rnd();
+        h.seq = (uint32_t) rnd();
+        if (plen == 0) {
+            plen = 1;
+        }
+        x.chunk.frag_id = (uint32_t) rnd();
+        x.chunk.offset = (uint32_t) (rnd() % 100000);
+        x.chunk.frag_len = x.chunk.offset + (uint32_t) plen + (uint32_t) (rnd() % 1000);
+        break;
+    case ESP_T_PUT:
+        h.seq = (uint32_t) rnd();
+        if (plen == 0) {
+            plen = 1;
+        }
+        x.put.key = rnd();
+        x.put.addr = rnd() >> 1;
+        break;
+    case ESP_T_ACK:
+        plen = 0;
+        break;
+    }
+    h.len = (uint16_t) plen;
+    size_t hl = esp_hdr_encode(&h, &x, out);
+    for (size_t i = 0; i < plen; i++) {
+        out[hl + i] = (uint8_t) rnd();
+    }
+    struct iovec pl = {out + hl, plen};
+    esp_hdr_seal(out, hl, &pl, plen > 0);
+    h.flags |= ESP_F_CRC;
+    if (hdr != NULL) {
+        *hdr = h;
+    }
+    if (ext != NULL) {
+        memcpy(ext, &x, sizeof(x));
+    }
+    return hl + plen;
+}
+
+static const uint8_t all_types[] = {ESP_T_HELLO, ESP_T_HELLO_ACK, ESP_T_FRAG, ESP_T_CHUNK,
+                                    ESP_T_PUT, ESP_T_ACK};
+
+static void round_trip(void)
+{
+    for (size_t t = 0; t < sizeof(all_types); t++) {
+        for (int rep = 0; rep < 50; rep++) {
+            uint8_t buf[MAXDG];
+            esp_hdr_t h;
+            union {
+                esp_chunk_ext_t chunk;
+                esp_put_ext_t put;
+                esp_hello_t hello;
+            } x;
+            size_t plen = rep == 0 ? 0 : (size_t) (rnd() % 1500);
+            size_t len = make_dgram(all_types[t], plen, buf, &h, &x);
+            esp_parsed_t d;
+            CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK);
+            CHECK(esp_hdr_crc_ok(buf, len));
+            CHECK(d.h.version == ESP_WIRE_VERSION && d.h.type == h.type);
+            CHECK(d.h.flags == h.flags && d.h.tag == h.tag && d.h.token == h.token);
+            CHECK(d.h.seq == h.seq && d.h.ack == h.ack && d.h.sack == h.sack);
+            CHECK(d.h.wnd == h.wnd && d.h.len == h.len);
+            CHECK(d.payload_len == h.len);
+            CHECK(d.payload == buf + len - h.len);
+            CHECK(d.payload_len + esp_hdr_space(h.type)
+                      + ((h.type == ESP_T_HELLO || h.type == ESP_T_HELLO_ACK) ? 48 : 0)
+                  == len);
+            switch (h.type) {
+            case ESP_T_HELLO:
+            case ESP_T_HELLO_ACK:
+                CHECK(memcmp(&d.x.hello, &x.hello, sizeof(x.hello)) == 0);
+                break;
+            case ESP_T_CHUNK:
+                CHECK(memcmp(&d.x.chunk, &x.chunk, sizeof(x.chunk)) == 0);
+                break;
+            case ESP_T_PUT:
+                CHECK(memcmp(&d.x.put, &x.put, sizeof(x.put)) == 0);
+                break;
+            }
+        }
+    }
+    /* Big-endian on the wire. */
+    esp_hdr_t h = {.version = 1, .type = ESP_T_FRAG, .tag = 7, .token = 0x0102030405060708ull,
+                   .seq = 0x11223344, .ack = 0x55667788, .sack = 0x99aabbcc, .wnd = 0xddee,
+                   .len = 0x0102};
+    uint8_t b[64];
+    CHECK(esp_hdr_encode(&h, NULL, b) == 32);
+    CHECK(b[0] == 1 && b[1] == ESP_T_FRAG && b[3] == 7);
+    CHECK(b[8] == 0x01 && b[15] == 0x08 && b[16] == 0x11 && b[19] == 0x44);
+    CHECK(b[20] == 0x55 && b[24] == 0x99 && b[28] == 0xdd && b[30] == 0x01 && b[31] == 0x02);
+    CHECK(b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] == 0);
+    CHECK(strcmp(esp_seg_type_name(ESP_T_CHUNK), "CHUNK") == 0);
+    CHECK(strcmp(esp_seg_type_name(99), "?") == 0);
+}
+
+static void truncation_rejected(void)
+{
+    for (size_t t = 0; t < sizeof(all_types); t++) {
+        uint8_t buf[MAXDG];
+        size_t len = make_dgram(all_types[t], 40, buf, NULL, NULL);
+        esp_parsed_t d;
+        CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK);
+        for (size_t cut = 0; cut < len; cut++) {
+            enum esp_parse_result r = esp_hdr_parse(buf, cut, &d);
+            CHECK(r == ESP_PARSE_SHORT);
+            if (r != ESP_PARSE_SHORT) {
+                printf("    type %u cut %zu -> %d\n", all_types[t], cut, r);
+                break;
+            }
+        }
+        /* Malloc'd to the exact size: ASan sees any read past the end. */
+        for (size_t cut = 0; cut <= len; cut++) {
+            uint8_t *copy = malloc(cut ? cut : 1);
+            memcpy(copy, buf, cut);
+            (void) esp_hdr_parse(copy, cut, &d);
+            (void) esp_hdr_crc_ok(copy, cut);
+            free(copy);
+        }
+    }
+}
+
+static void length_mismatch_rejected(void)
+{
+    for (size_t t = 0; t < sizeof(all_types); t++) {
+        uint8_t buf[MAXDG];
+        size_t len = make_dgram(all_types[t], 40, buf, NULL, NULL);
+        esp_parsed_t d;
+        /* One byte more than the header says. */
+        buf[len] = 0;
+        CHECK(esp_hdr_parse(buf, len + 1, &d) == ESP_PARSE_MALFORMED);
+        /* Length field one more / one less than the datagram. */
+        uint16_t l = (uint16_t) (buf[30] << 8 | buf[31]);
+        uint16_t m = (uint16_t) (l + 1);
+        buf[30] = (uint8_t) (m >> 8);
+        buf[31] = (uint8_t) m;
+        CHECK(esp_hdr_parse(buf, len, &d) != ESP_PARSE_OK);
+        if (l > 0) {
+            m = (uint16_t) (l - 1);
+            buf[30] = (uint8_t) (m >> 8);
+            buf[31] = (uint8_t) m;
+            CHECK(esp_hdr_parse(buf, len, &d) != ESP_PARSE_OK);
+        }
+        /* The length field at its maximum on a short datagram. */
+        buf[30] = buf[31] = 0xff;
+        CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_SHORT);
+    }
+}
+
+static void unknown_fields_rejected(void)
+{
+    for (size_t t = 0; t < sizeof(all_types); t++) {
+        uint8_t good[MAXDG], buf[MAXDG];
+        size_t len = make_dgram(all_types[t], 10, good, NULL, NULL);
+        esp_parsed_t d;
+        for (int v = 0; v < 256; v++) {
+            memcpy(buf, good, len);
+            buf[0] = (uint8_t) v;
+            CHECK(esp_hdr_parse(buf, len, &d) == (v == ESP_WIRE_VERSION ? ESP_PARSE_OK : ESP_PARSE_VERSION));
+        }
+        for (int ty = 0; ty < 256; ty++) {
+            if (ty >= ESP_T_HELLO && ty <= ESP_T_MAX) {
+                continue;
+            }
+            memcpy(buf, good, len);
+            buf[1] = (uint8_t) ty;
+            CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
+        }
+        for (int bit = 0; bit < 8; bit++) {
+            if ((1 << bit) & ESP_F_KNOWN) {
+                continue;
+            }
+            memcpy(buf, good, len);
+            buf[2] |= (uint8_t) (1 << bit);
+            CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
+        }
+        /* A tag on anything but FRAG/CHUNK. */
+        if (all_types[t] != ESP_T_FRAG && all_types[t] != ESP_T_CHUNK) {
+            memcpy(buf, good, len);
+            buf[3] = 1;
+            CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
+        }
+    }
+    /* Type-specific rules. */
+    uint8_t buf[MAXDG];
+    esp_parsed_t d;
+    esp_hdr_t h;
+    esp_hello_t hello;
+    size_t len = make_dgram(ESP_T_HELLO, 0, buf, &h, &hello);
+    h.token = 5;   /* a HELLO carries no token */
+    esp_hdr_encode(&h, &hello, buf);
+    CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
+    h.token = 0;
+    hello.src_token = 0;   /* nor offers a zero one */
+    esp_hdr_encode(&h, &hello, buf);
+    CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
+    hello.src_token = 9;
+    h.seq = 1;
+    esp_hdr_encode(&h, &hello, buf);
+    CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
+    h.seq = 0;
+    h.len = 4;   /* payload after a HELLO body */
+    esp_hdr_encode(&h, &hello, buf);
+    CHECK(esp_hdr_parse(buf, len + 4, &d) == ESP_PARSE_MALFORMED);
+    h.len = 0;
+    esp_hdr_encode(&h, &hello, buf);
+    CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK);
+
+    esp_hdr_t a = {.version = 1, .type = ESP_T_ACK, .token = 3, .ack = 5};
+    esp_hdr_encode(&a, NULL, buf);
+    CHECK(esp_hdr_parse(buf, 32, &d) == ESP_PARSE_OK);
+    a.seq = 1;
+    esp_hdr_encode(&a, NULL, buf);
+    CHECK(esp_hdr_parse(buf, 32, &d) == ESP_PARSE_MALFORMED);
+    a.seq = 0;
+    a.len = 1;
+    esp_hdr_encode(&a, NULL, buf);
+    CHECK(esp_hdr_parse(buf, 33, &d) == ESP_PARSE_MALFORMED);
+}
+
+static void chunk_bounds(void)
+{
+    uint8_t buf[MAXDG];
+    esp_parsed_t d;
+    esp_hdr_t h = {.version = 1, .type = ESP_T_CHUNK, .token = 1, .seq = 1, .len = 100};
+    struct {
+        uint32_t off, flen;
+        bool ok;
+    } cases[] = {
+        {0, 100, true},       {0, 99, false},          {1, 100, false},  {900, 1000, true},
+        {901, 1000, false},   {1000, 1000, false},     {0, 0, false},    {UINT32_MAX - 50, UINT32_MAX, false},
+        {UINT32_MAX - 100, UINT32_MAX, true}, {UINT32_MAX - 99, UINT32_MAX, false},           {UINT32_MAX, 100, false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        esp_chunk_ext_t c = {7, cases[i].flen, cases[i].off, 0};
+        size_t hl = esp_hdr_encode(&h, &c, buf);
+        memset(buf + hl, 0xab, 100);
+        enum esp_parse_result r = esp_hdr_parse(buf, hl + 100, &d);
+        CHECK((r == ESP_PARSE_OK) == cases[i].ok);
+        if ((r == ESP_PARSE_OK) != cases[i].ok) {
+            printf("    case %zu: off %u frag_len %u -> %d\n", i, cases[i].off, cases[i].flen, r);
+        }
+    }
+    /* Reserved must be 0, and an empty chunk is refused. */
+    esp_chunk_ext_t c = {7, 1000, 0, 0};
+    size_t hl = esp_hdr_encode(&h, &c, buf);
+    buf[47] = 1;
+    CHECK(esp_hdr_parse(buf, hl + 100, &d) == ESP_PARSE_MALFORMED);
+    h.len = 0;
+    hl = esp_hdr_encode(&h, &c, buf);
+    CHECK(esp_hdr_parse(buf, hl, &d) == ESP_PARSE_MALFORMED);
+}
+
+static void put_bounds(void)
+{
+    uint8_t buf[MAXDG];
+    esp_parsed_t d;
+    esp_hdr_t h = {.version = 1, .type = ESP_T_PUT, .token = 1, .seq = 1, .len = 100};
+    struct {
+        uint64_t addr;
+        bool ok;
+    } cases[] = {
+        {0, true}, {UINT64_MAX - 100, true}, {UINT64_MAX - 99, false}, {UINT64_MAX, false},
+        {1ull << 63, true},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        esp_put_ext_t x = {42, cases[i].addr};
+        size_t hl = esp_hdr_encode(&h, &x, buf);
+        memset(buf + hl, 0xcd, 100);
+        enum esp_parse_result r = esp_hdr_parse(buf, hl + 100, &d);
+        CHECK((r == ESP_PARSE_OK) == cases[i].ok);
+        if (r == ESP_PARSE_OK) {
+            CHECK(d.x.put.key == 42 && d.x.put.addr == cases[i].addr);
+        }
+    }
+    h.len = 0;   /* an empty PUT */
+    esp_put_ext_t x = {42, 0};
+    size_t hl = esp_hdr_encode(&h, &x, buf);
+    CHECK(esp_hdr_parse(buf, hl, &d) == ESP_PARSE_MALFORMED);
+}
+
+static void crc_detects_bit_flips(void)
+{
+    for (size_t t = 0; t < sizeof(all_types); t++) {
+        uint8_t buf[MAXDG];
+        size_t plen = all_types[t] == ESP_T_CHUNK || all_types[t] == ESP_T_PUT ? 52 : 68;
+        size_t len = make_dgram(all_types[t], plen, buf, NULL, NULL);
+        if (all_types[t] == ESP_T_FRAG || all_types[t] == ESP_T_CHUNK || all_types[t] == ESP_T_PUT) {
+            CHECK(len == 100);
+        }
+        CHECK(esp_hdr_crc_ok(buf, len));
+        unsigned missed = 0;
+        for (size_t bit = 0; bit < len * 8; bit++) {
+            buf[bit / 8] ^= (uint8_t) (1u << (bit % 8));
+            missed += esp_hdr_crc_ok(buf, len);
+            buf[bit / 8] ^= (uint8_t) (1u << (bit % 8));
+        }
+        CHECK(missed == 0);
+        /* Two-bit flips too (CRC-32C catches all of them at this size). */
+        for (int rep = 0; rep < 2000; rep++) {
+            size_t b1 = rnd() % (len * 8), b2 = rnd() % (len * 8);
+            if (b1 == b2) {
+                continue;
+            }
+            buf[b1 / 8] ^= (uint8_t) (1u << (b1 % 8));
+            buf[b2 / 8] ^= (uint8_t) (1u << (b2 % 8));
+            missed += esp_hdr_crc_ok(buf, len);
+            buf[b1 / 8] ^= (uint8_t) (1u << (b1 % 8));
+            buf[b2 / 8] ^= (uint8_t) (1u << (b2 % 8));
+        }
+        CHECK(missed == 0);
+        CHECK(esp_hdr_crc_ok(buf, len));
+        /* Truncation or extension changes the CRC too. */
+        CHECK(!esp_hdr_crc_ok(buf, len - 1));
+        CHECK(!esp_hdr_crc_ok(buf, 7));
+    }
+}
+
+/* Sealing over payload pieces equals sealing over the contiguous bytes,
+ * and the seal sets the CRC flag. */
+static void seal_gathers_pieces(void)
+{
+    uint8_t a[MAXDG], b[MAXDG];
+    esp_hdr_t h = {.version = 1, .type = ESP_T_FRAG, .token = 77, .seq = 5, .len = 300};
+    size_t hl = esp_hdr_encode(&h, NULL, a);
+    for (int i = 0; i < 300; i++) {
+        a[hl + i] = (uint8_t) rnd();
+    }
+    memcpy(b, a, hl + 300);
+    struct iovec one = {a + hl, 300};
+    esp_hdr_seal(a, hl, &one, 1);
+    struct iovec three[3] = {{b + hl, 1}, {b + hl + 1, 200}, {b + hl + 201, 99}};
+    esp_hdr_seal(b, hl, three, 3);
+    CHECK(memcmp(a, b, hl + 300) == 0);
+    CHECK(a[2] & ESP_F_CRC);
+    CHECK(esp_hdr_crc_ok(a, hl + 300));
+    /* The CRC is that of the datagram with the field zeroed. */
+    uint8_t z[MAXDG];
+    memcpy(z, a, hl + 300);
+    z[4] = z[5] = z[6] = z[7] = 0;
+    uint32_t crc = esp_crc32c(0, z, hl + 300);
+    CHECK(((uint32_t) a[4] << 24 | (uint32_t) a[5] << 16 | (uint32_t) a[6] << 8 | a[7]) == crc);
+    /* Sealing twice gives the same result (the old CRC is not covered). */
+    esp_hdr_seal(a, hl, &one, 1);
+    CHECK(memcmp(a, b, hl + 300) == 0);
+}
+
+static void seq_compare_wraps(void)
+{
+    CHECK(esp_seq_lt(0xffffffffu, 0));
+    CHECK(esp_seq_gt(0, 0xffffffffu));
+    CHECK(esp_seq_le(5, 5) && esp_seq_ge(5, 5) && !esp_seq_lt(5, 5) && !esp_seq_gt(5, 5));
+    CHECK(esp_seq_lt(0xffffff00u, 0x10));
+    CHECK(esp_seq_lt(10, 20) && !esp_seq_lt(20, 10));
+}
+
+int main(void)
+{
+    RUN("hdr", round_trip);
+    RUN("hdr", truncation_rejected);
+    RUN("hdr", length_mismatch_rejected);
+    RUN("hdr", unknown_fields_rejected);
+    RUN("hdr", chunk_bounds);
+    RUN("hdr", put_bounds);
+    RUN("hdr", crc_detects_bit_flips);
+    RUN("hdr", seal_gathers_pieces);
+    RUN("hdr", seq_compare_wraps);
+    return UNIT_RESULT();
+}

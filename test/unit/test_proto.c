@@ -1,0 +1,1970 @@
+/*
+ * Unit tests of the ESP protocol engine (btl_esp/esp_proto.c, esp_send.c,
+ * esp_recv.c) on the simulated network of simnet.c: handshake, strays,
+ * a million segments through loss, duplication, reordering and corruption,
+ * sequence wrap, peer failure, window bound and memory, ACK policy,
+ * throughput. Every case is deterministic from its seed; times are virtual.
+ *
+ * The test side of the engines (the "world") checks every SEND message is
+ * delivered exactly once, in order per sender, byte-exact; every PUT lands
+ * byte-exact in a region the receiver registered, and nothing outside it;
+ * every message completes exactly once and never before the other side has
+ * all its bytes.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "esp_hdr.h"
+#include "esp_proto.h"
+#include "simnet.h"
+#include "unit.h"
+
+#define MAXN 4
+#define MS 1000000ull
+#define US 1000ull
+#define SEC 1000000000ull
+#define MTU_LOOP 65507
+#define MTU_ETH 1472
+#define REGHASH 4096
+#define SLACK 64           /* guard bytes around each PUT target */
+#define GUARD_BYTE 0xEE
+
+typedef struct world world_t;
+typedef struct rec rec_t;
+
+/* A region the receiver registered for remote writes. */
+typedef struct region {
+    uint64_t key, base;      /* the address the sender names */
+    uint8_t *buf;
+    size_t len;              /* SLACK + message + SLACK */
+    size_t written;
+    unsigned src;            /* the only node that writes here */
+    struct region *hnext;
+} region_t;
+
+/* One message of the test: the engine's esp_msg_t and what to check. */
+struct rec {
+    esp_msg_t m;             /* first: complete() gets &m */
+    unsigned src, dst;
+    uint8_t kind, tag;
+    bool copy;               /* sent with esp_proto_send_copy: no completion */
+    bool expect_reject;      /* a PUT the receiver must refuse */
+    uint8_t *buf;            /* the bytes sent (SEND: also the expected delivery) */
+    size_t len;
+    bool delivered, completed;
+    region_t *reg;
+    rec_t *next;             /* the stream's FIFO of undelivered SENDs */
+    world_t *w;
+    size_t live;             /* index in w->live */
+};
+
+typedef struct stream {
+    rec_t *head, *tail;      /* SENDs sent, not yet delivered */
+    uint64_t budget, sent;   /* generated traffic: messages to send, sent */
+    unsigned outstanding;    /* generated messages not completed */
+    size_t outstanding_bytes;
+    uint64_t delivered, completed, copies;
+} stream_t;
+
+typedef struct node {
+    world_t *w;
+    unsigned idx;
+    esp_proto_t *p;
+    uint64_t id, epoch;
+    stream_t out[MAXN];
+    region_t *reg[REGHASH];
+    unsigned failed[MAXN];
+    uint64_t fail_time[MAXN];
+    char why[MAXN][256];
+} node_t;
+
+typedef void (*world_step_fn)(world_t *w, uint64_t now);
+
+struct world {
+    simnet_config_t netcfg;
+    simnet_t *net;
+    esp_proto_config_t cfg;
+    unsigned n;
+    node_t nodes[MAXN];
+    size_t mtu[MAXN][MAXN];
+    uint64_t rng;
+    uint64_t next_key;
+    /* generated traffic */
+    size_t send_max, put_max;
+    unsigned put_pct, copy_pct, reply_pct;
+    unsigned max_outstanding;
+    size_t max_outstanding_bytes;
+    bool reentrant;          /* refill from inside complete(), reply from deliver() */
+    bool refill_due;
+    /* counters */
+    uint64_t errors, outstanding, total_budget, total_sent;
+    uint64_t delivered_msgs, delivered_bytes, put_bytes, completed_msgs;
+    uint64_t put_rejects, unknown_peer_calls;
+    uint64_t hellos[MAXN][MAXN], hello_acks[MAXN][MAXN], acks[MAXN][MAXN], data[MAXN][MAXN];
+    uint64_t retx[MAXN][MAXN];
+    rec_t **live;            /* every record not freed yet */
+    size_t nlive, caplive;
+    /* test hooks */
+    sim_hook_fn hook;
+    void *hook_arg;
+    world_step_fn step;
+    bool stop_when_done;
+    uint32_t max_in_flight;  /* seen by check_window */
+    bool check_window;
+    bool lazy_peers;         /* node 1 does not know node 0 until it hears from it */
+    bool accept_unknown;     /* ... and then adds it from unknown_peer() */
+};
+
+static void werr(world_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void werr(world_t *w, const char *fmt, ...)
+{
+    if (w->errors++ < 20) {
+        va_list ap;
+        va_start(ap, fmt);
+        printf("    [t=%.6f s] ", w->net ? (double) simnet_now(w->net) / 1e9 : 0.0);
+        vprintf(fmt, ap);
+        printf("\n");
+        va_end(ap);
+    }
+}
+
+static uint64_t wrand(world_t *w) { return simnet_rand(&w->rng); }
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* Message contents: every 8-byte word differs (by message and position),
+ * so a misplaced, lost or repeated piece shows; cheaper than a PRNG per word. */
+static void fill_random(world_t *w, uint8_t *buf, size_t len)
+{
+    uint64_t seed = wrand(w), step = wrand(w) | 1;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t v = seed + (uint64_t) i * step;
+        v ^= v >> 29;
+        memcpy(buf + i, &v, 8);
+    }
+    uint64_t r = wrand(w);
+    for (; i < len; i++, r >>= 8) {
+        buf[i] = (uint8_t) r;
+    }
+}
+
+/* ------------------------------------------------------------- regions */
+
+static region_t *region_find(node_t *nd, uint64_t key)
+{
+    for (region_t *r = nd->reg[key % REGHASH]; r != NULL; r = r->hnext) {
+        if (r->key == key) {
+            return r;
+        }
+    }
+    return NULL;
+}
+
+static region_t *region_add(world_t *w, node_t *nd, unsigned src, size_t len)
+{
+    region_t *r = calloc(1, sizeof(*r));
+    r->key = (w->next_key++ << 20) ^ (wrand(w) & 0xfffff);
+    r->base = (wrand(w) & 0x0000fffffffff000ull) + 0x10000;
+    r->len = len + 2 * SLACK;
+    r->buf = malloc(r->len);
+    memset(r->buf, GUARD_BYTE, r->len);
+    r->src = src;
+    r->hnext = nd->reg[r->key % REGHASH];
+    nd->reg[r->key % REGHASH] = r;
+    return r;
+}
+
+static void region_del(node_t *nd, region_t *r)
+{
+    for (region_t **l = &nd->reg[r->key % REGHASH]; *l != NULL; l = &(*l)->hnext) {
+        if (*l == r) {
+            *l = r->hnext;
+            break;
+        }
+    }
+    free(r->buf);
+    free(r);
+}
+
+/* --------------------------------------------------------- engine ops */
+
+static void op_transmit(void *ctx, uint32_t peer, enum esp_channel ch, const struct iovec *iov,
+                        int iovcnt)
+{
+    node_t *nd = ctx;
+    if (peer >= nd->w->n) {
+        werr(nd->w, "node %u transmits to unknown peer %u", nd->idx, peer);
+        return;
+    }
+    simnet_send(nd->w->net, nd->idx, peer, ch, iov, iovcnt);
+}
+
+static void refill(world_t *w, unsigned src, unsigned dst);
+
+static rec_t *rec_new(world_t *w)
+{
+    rec_t *r = calloc(1, sizeof(*r));
+    if (w->nlive == w->caplive) {
+        w->caplive = w->caplive ? 2 * w->caplive : 256;
+        w->live = realloc(w->live, w->caplive * sizeof(*w->live));
+    }
+    r->w = w;
+    r->live = w->nlive;
+    w->live[w->nlive++] = r;
+    return r;
+}
+
+static void rec_free(rec_t *r)
+{
+    world_t *w = r->w;
+    rec_t *last = w->live[--w->nlive];
+    w->live[r->live] = last;
+    last->live = r->live;
+    free(r->buf);
+    free(r);
+}
+
+static void op_deliver(void *ctx, uint32_t peer, uint8_t tag, const void *data, size_t len)
+{
+    node_t *nd = ctx;
+    world_t *w = nd->w;
+    if (peer >= w->n || peer == nd->idx) {
+        werr(w, "node %u: delivery from bad peer %u", nd->idx, peer);
+        return;
+    }
+    stream_t *s = &w->nodes[peer].out[nd->idx];
+    rec_t *r = s->head;
+    if (r == NULL) {
+        werr(w, "%u->%u: delivery of %zu bytes (tag %u) nobody sent", peer, nd->idx, len, tag);
+        return;
+    }
+    if (r->tag != tag || r->len != len || (len > 0 && memcmp(r->buf, data, len) != 0)) {
+        size_t diff = 0;
+        while (diff < len && diff < r->len && r->buf[diff] == ((const uint8_t *) data)[diff]) {
+            diff++;
+        }
+        werr(w, "%u->%u: delivered tag %u len %zu, expected tag %u len %zu (first diff at %zu)",
+             peer, nd->idx, tag, len, r->tag, r->len, diff);
+    }
+    s->head = r->next;
+    if (s->head == NULL) {
+        s->tail = NULL;
+    }
+    r->delivered = true;
+    s->delivered++;
+    w->delivered_msgs++;
+    w->delivered_bytes += len;
+    if (r->copy || r->completed) {
+        if (r->copy) {
+            s->outstanding--;
+            s->outstanding_bytes -= r->len;
+            w->outstanding--;
+            w->completed_msgs++;
+            w->refill_due = true;
+        }
+        rec_free(r);
+    }
+    /* Now and then answer from inside the callback (the PML does). */
+    if (w->reentrant && w->reply_pct && wrand(w) % 100 < w->reply_pct) {
+        refill(w, nd->idx, peer);
+    }
+}
+
+static int op_put_write(void *ctx, uint32_t peer, uint64_t key, uint64_t addr, const void *data,
+                        size_t len)
+{
+    node_t *nd = ctx;
+    world_t *w = nd->w;
+    region_t *r = region_find(nd, key);
+    if (r == NULL || addr < r->base || addr - r->base > r->len || len > r->len - (addr - r->base)) {
+        w->put_rejects++;
+        return -1;
+    }
+    if (r->src != peer) {
+        werr(w, "node %u: peer %u writes into a region of peer %u", nd->idx, peer, r->src);
+        return -1;
+    }
+    memcpy(r->buf + (addr - r->base), data, len);
+    r->written += len;
+    w->put_bytes += len;
+    if (r->written > r->len - 2 * SLACK) {
+        werr(w, "%u->%u: region %" PRIx64 " written %zu bytes, more than %zu", peer, nd->idx,
+             key, r->written, r->len - 2 * SLACK);
+    }
+    return 0;
+}
+
+static bool all_bytes(const uint8_t *p, size_t n, uint8_t v)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != v) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void op_complete(void *ctx, esp_msg_t *msg)
+{
+    node_t *nd = ctx;
+    world_t *w = nd->w;
+    rec_t *r = (rec_t *) msg;
+    unsigned dst = r->dst;
+    if (r->src != nd->idx) {
+        werr(w, "node %u completes a message of node %u", nd->idx, r->src);
+        return;
+    }
+    if (r->completed) {
+        werr(w, "%u->%u: message completed twice", r->src, r->dst);
+        return;
+    }
+    r->completed = true;
+    stream_t *s = &nd->out[r->dst];
+    s->completed++;
+    w->completed_msgs++;
+    if (r->kind == ESP_MSG_PUT) {
+        region_t *g = r->reg;
+        if (r->expect_reject) {
+            /* nothing to look at: the region (if any) is checked by the test */
+        } else if (g->written != r->len || memcmp(g->buf + SLACK, r->buf, r->len) != 0
+                   || !all_bytes(g->buf, SLACK, GUARD_BYTE)
+                   || !all_bytes(g->buf + SLACK + r->len, SLACK, GUARD_BYTE)) {
+            werr(w, "%u->%u: PUT of %zu bytes completed with %zu written / wrong bytes", r->src,
+                 r->dst, r->len, g->written);
+        }
+        if (g != NULL) {
+            region_del(&w->nodes[r->dst], g);
+        }
+    } else if (!r->delivered) {
+        werr(w, "%u->%u: SEND of %zu bytes completed before its delivery", r->src, r->dst, r->len);
+    }
+    if (!r->expect_reject) {
+        s->outstanding--;
+        s->outstanding_bytes -= r->len;
+    }
+    w->outstanding--;
+    w->refill_due = true;
+    if (r->kind == ESP_MSG_PUT || r->delivered) {
+        rec_free(r);
+    }
+    if (w->reentrant) {
+        refill(w, nd->idx, dst);   /* sends from inside the callback */
+    }
+}
+
+static int op_unknown_peer(void *ctx, uint64_t id, uint32_t *peer)
+{
+    node_t *nd = ctx;
+    world_t *w = nd->w;
+    w->unknown_peer_calls++;
+    if (!w->accept_unknown) {
+        return -1;
+    }
+    /* Late add_procs: look the process up (the modex) and add it. */
+    for (unsigned j = 0; j < w->n; j++) {
+        if (w->nodes[j].id == id && j != nd->idx) {
+            if (esp_proto_add_peer(nd->p, j, id, w->nodes[j].epoch, w->mtu[nd->idx][j]) != 0) {
+                return -1;
+            }
+            *peer = j;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void op_peer_failed(void *ctx, uint32_t peer, const char *why)
+{
+    node_t *nd = ctx;
+    if (peer < MAXN) {
+        nd->failed[peer]++;
+        nd->fail_time[peer] = simnet_now(nd->w->net);
+        snprintf(nd->why[peer], sizeof(nd->why[peer]), "%s", why);
+    }
+}
+
+static const esp_proto_ops_t world_ops = {
+    .transmit = op_transmit,
+    .deliver = op_deliver,
+    .put_write = op_put_write,
+    .complete = op_complete,
+    .unknown_peer = op_unknown_peer,
+    .peer_failed = op_peer_failed,
+};
+
+/* ------------------------------------------------------------ the world */
+
+static bool g_trace;
+static uint32_t get_be32(const uint8_t *p);
+
+static enum sim_verdict world_hook(void *arg, unsigned src, unsigned dst, enum esp_channel ch,
+                                   const uint8_t *buf, size_t len, uint64_t now)
+{
+    world_t *w = arg;
+    if (g_trace && len >= ESP_HDR_LEN) {
+        printf("      %10.3f us %u->%u %-9s fl %02x seq %08x ack %08x sack %08x len %zu\n",
+               (double) now / 1e3, src, dst, esp_seg_type_name(buf[1]), buf[2], get_be32(buf + 16),
+               get_be32(buf + 20), get_be32(buf + 24), len);
+    }
+    if (len >= ESP_HDR_LEN && src < MAXN && dst < MAXN) {
+        switch (buf[1]) {
+        case ESP_T_HELLO: w->hellos[src][dst]++; break;
+        case ESP_T_HELLO_ACK: w->hello_acks[src][dst]++; break;
+        case ESP_T_ACK: w->acks[src][dst]++; break;
+        default:
+            w->data[src][dst]++;
+            if (buf[2] & ESP_F_RETX) {
+                w->retx[src][dst]++;
+            }
+            break;
+        }
+    }
+    return w->hook != NULL ? w->hook(w->hook_arg, src, dst, ch, buf, len, now) : SIM_PASS;
+}
+
+/* PROTO_SEEDS=k: shift every case's seed (to hunt for rare failures). */
+static uint64_t g_seed_shift;
+
+static void world_init(world_t *w, unsigned n, uint64_t seed, size_t mtu)
+{
+    memset(w, 0, sizeof(*w));
+    seed += g_seed_shift * 1000003;
+    w->n = n;
+    w->rng = seed * 7919 + 17;
+    simnet_config_default(&w->netcfg, n, seed);
+    esp_proto_config_default(&w->cfg);
+    w->cfg.job_key = 0x6a6f624b65790000ull ^ seed;
+    w->cfg.seed = seed;
+    for (unsigned i = 0; i < MAXN; i++) {
+        for (unsigned j = 0; j < MAXN; j++) {
+            w->mtu[i][j] = mtu;
+        }
+    }
+    w->send_max = 200 << 10;
+    w->put_max = 1 << 20;
+    w->put_pct = 30;
+    w->copy_pct = 10;
+    w->max_outstanding = 8;
+    w->max_outstanding_bytes = 4 << 20;
+    w->next_key = 1;
+    w->stop_when_done = true;
+}
+
+static void world_start(world_t *w)
+{
+    w->net = simnet_create(&w->netcfg);
+    simnet_set_hook(w->net, world_hook, w);
+    uint64_t job = 0x4321 + (wrand(w) & 0xfff);
+    for (unsigned i = 0; i < w->n; i++) {
+        node_t *nd = &w->nodes[i];
+        nd->w = w;
+        nd->idx = i;
+        nd->id = job << 32 | i;
+        nd->epoch = wrand(w) | 1;
+    }
+    for (unsigned i = 0; i < w->n; i++) {
+        node_t *nd = &w->nodes[i];
+        esp_proto_config_t cfg = w->cfg;
+        cfg.my_id = nd->id;
+        cfg.my_epoch = nd->epoch;
+        cfg.seed = w->cfg.seed * 31 + i;
+        nd->p = esp_proto_create(&cfg, &world_ops, nd, 0);
+        for (unsigned j = 0; j < w->n; j++) {
+            if (j != i && !(w->lazy_peers && i == 1 && j == 0)) {
+                int rc = esp_proto_add_peer(nd->p, j, w->nodes[j].id, w->nodes[j].epoch, w->mtu[i][j]);
+                if (rc != 0) {
+                    werr(w, "add_peer %u->%u failed", i, j);
+                }
+            }
+        }
+        simnet_attach(w->net, i, nd->p);
+    }
+}
+
+static void world_fini(world_t *w)
+{
+    for (unsigned i = 0; i < w->n; i++) {
+        node_t *nd = &w->nodes[i];
+        esp_proto_destroy(nd->p);
+        nd->p = NULL;
+        for (unsigned k = 0; k < REGHASH; k++) {
+            for (region_t *r = nd->reg[k], *next; r != NULL; r = next) {
+                next = r->hnext;
+                free(r->buf);
+                free(r);
+            }
+        }
+    }
+    while (w->nlive > 0) {
+        rec_free(w->live[w->nlive - 1]);
+    }
+    free(w->live);
+    w->live = NULL;
+    w->caplive = 0;
+    simnet_destroy(w->net);
+    w->net = NULL;
+}
+
+static size_t send_size(world_t *w)
+{
+    unsigned k = (unsigned) (wrand(w) % 100);
+    size_t lo, hi;
+    if (k < 35) {
+        lo = 0, hi = 256;
+    } else if (k < 60) {
+        lo = 257, hi = 1440;
+    } else if (k < 80) {
+        lo = 1441, hi = 16 << 10;
+    } else if (k < 93) {
+        lo = 16 << 10, hi = 64 << 10;
+    } else {
+        lo = 64 << 10, hi = 200 << 10;
+    }
+    if (hi > w->send_max) {
+        hi = w->send_max;
+    }
+    if (lo > hi) {
+        lo = 0;
+    }
+    return lo + wrand(w) % (hi - lo + 1);
+}
+
+static size_t put_size(world_t *w)
+{
+    unsigned bits = 0;
+    while ((1ull << bits) < w->put_max) {
+        bits++;
+    }
+    unsigned lg = (unsigned) (wrand(w) % (bits + 1));   /* one draw per statement: */
+    size_t len = 1 + wrand(w) % (1ull << lg);           /* the order is then fixed */
+    return len > w->put_max ? w->put_max : len;
+}
+
+/* Cut buf into 1..3 iovecs. */
+static void split_iov(world_t *w, rec_t *r)
+{
+    int n = 1 + (int) (wrand(w) % 3);
+    if (r->len < 2) {
+        n = 1;
+    }
+    r->m.iovcnt = n;
+    size_t a = n > 1 ? wrand(w) % (r->len + 1) : r->len;
+    size_t b = n > 2 ? a + wrand(w) % (r->len - a + 1) : r->len;
+    r->m.iov[0] = (struct iovec){r->buf, a};
+    if (n > 1) {
+        r->m.iov[1] = (struct iovec){r->buf + a, b - a};
+    }
+    if (n > 2) {
+        r->m.iov[2] = (struct iovec){r->buf + b, r->len - b};
+    }
+}
+
+/* Send one message src -> dst. kind/len as given; copy: try
+ * esp_proto_send_copy first. Returns the record (NULL when refused). */
+static rec_t *world_send(world_t *w, unsigned src, unsigned dst, uint8_t kind, size_t len,
+                         bool copy)
+{
+    node_t *nd = &w->nodes[src];
+    stream_t *s = &nd->out[dst];
+    rec_t *r = rec_new(w);
+    r->src = src;
+    r->dst = dst;
+    r->kind = kind;
+    r->tag = (uint8_t) wrand(w);
+    r->len = len;
+    r->buf = malloc(len ? len : 1);
+    fill_random(w, r->buf, len);
+    r->m.kind = kind;
+    r->m.tag = r->tag;
+    r->m.user = r;
+    uint64_t now = simnet_now(w->net);
+    if (kind == ESP_MSG_SEND) {
+        /* Queued before the call: the delivery may happen inside it. */
+        r->next = NULL;
+        if (s->tail != NULL) {
+            s->tail->next = r;
+        } else {
+            s->head = r;
+        }
+        s->tail = r;
+        if (copy) {
+            uint8_t *tmp = malloc(len ? len : 1);
+            memcpy(tmp, r->buf, len);
+            struct iovec iov[2] = {{tmp, len / 2}, {tmp + len / 2, len - len / 2}};
+            r->copy = true;
+            s->outstanding++;
+            s->outstanding_bytes += len;
+            w->outstanding++;
+            s->copies++;
+            int rc = esp_proto_send_copy(nd->p, dst, r->tag, iov, 2, now);
+            memset(tmp, 0x5c, len);   /* the engine must have copied */
+            free(tmp);
+            if (rc == 0) {
+                return r;
+            }
+            r->copy = false;
+            s->copies--;
+            s->outstanding--;
+            s->outstanding_bytes -= len;
+            w->outstanding--;
+        }
+        split_iov(w, r);
+    } else {
+        r->reg = region_add(w, &w->nodes[dst], src, len);
+        r->m.put_key = r->reg->key;
+        r->m.put_addr = r->reg->base + SLACK;
+        split_iov(w, r);
+    }
+    s->outstanding++;
+    s->outstanding_bytes += len;
+    w->outstanding++;
+    if (esp_proto_send(nd->p, dst, &r->m, now) != 0) {
+        werr(w, "%u->%u: esp_proto_send refused a %zu-byte message", src, dst, len);
+        s->outstanding--;
+        s->outstanding_bytes -= len;
+        w->outstanding--;
+        if (kind == ESP_MSG_SEND) {
+            /* unlink: it is the tail */
+            if (s->head == r) {
+                s->head = s->tail = NULL;
+            } else {
+                rec_t *q = s->head;
+                while (q->next != r) {
+                    q = q->next;
+                }
+                q->next = NULL;
+                s->tail = q;
+            }
+        } else {
+            region_del(&w->nodes[dst], r->reg);
+        }
+        rec_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* Generated traffic: keep the stream src -> dst busy up to its budget. */
+static void refill(world_t *w, unsigned src, unsigned dst)
+{
+    stream_t *s = &w->nodes[src].out[dst];
+    if (w->nodes[src].failed[dst]) {
+        return;
+    }
+    while (s->sent < s->budget && s->outstanding < w->max_outstanding
+           && s->outstanding_bytes < w->max_outstanding_bytes) {
+        s->sent++;
+        w->total_sent++;
+        bool put = wrand(w) % 100 < w->put_pct;
+        size_t len = put ? put_size(w) : send_size(w);
+        bool copy = !put && len <= esp_proto_copy_limit(w->nodes[src].p)
+                    && wrand(w) % 100 < w->copy_pct;
+        world_send(w, src, dst, put ? ESP_MSG_PUT : ESP_MSG_SEND, len, copy);
+    }
+}
+
+static void world_traffic(world_t *w, unsigned src, unsigned dst, uint64_t msgs)
+{
+    w->nodes[src].out[dst].budget += msgs;
+    w->total_budget += msgs;
+    refill(w, src, dst);
+}
+
+static void all_to_all(world_t *w, uint64_t msgs)
+{
+    for (unsigned i = 0; i < w->n; i++) {
+        for (unsigned j = 0; j < w->n; j++) {
+            if (i != j) {
+                world_traffic(w, i, j, msgs);
+            }
+        }
+    }
+}
+
+static bool world_done(const world_t *w)
+{
+    return w->total_sent == w->total_budget && w->outstanding == 0;
+}
+
+static bool world_step(void *arg, uint64_t now)
+{
+    world_t *w = arg;
+    if (w->refill_due) {
+        w->refill_due = false;
+        for (unsigned i = 0; i < w->n; i++) {
+            for (unsigned j = 0; j < w->n; j++) {
+                if (i != j && w->nodes[i].out[j].sent < w->nodes[i].out[j].budget) {
+                    refill(w, i, j);
+                }
+            }
+        }
+    }
+    if (w->check_window) {
+        for (unsigned i = 0; i < w->n; i++) {
+            for (unsigned j = 0; j < w->n; j++) {
+                if (i != j) {
+                    esp_peer_info_t pi;
+                    esp_proto_peer_info(w->nodes[i].p, j, &pi);
+                    if (pi.in_flight > w->max_in_flight) {
+                        w->max_in_flight = pi.in_flight;
+                    }
+                }
+            }
+        }
+    }
+    if (w->step != NULL) {
+        w->step(w, now);
+    }
+    return w->stop_when_done && world_done(w);
+}
+
+static uint64_t world_run(world_t *w, uint64_t until)
+{
+    return simnet_run(w->net, until, world_step, w);
+}
+
+/* Run for a while without stopping when the traffic is done. */
+static uint64_t world_idle(world_t *w, uint64_t duration)
+{
+    bool stop = w->stop_when_done;
+    w->stop_when_done = false;
+    uint64_t t = simnet_run(w->net, simnet_now(w->net) + duration, world_step, w);
+    w->stop_when_done = stop;
+    return t;
+}
+
+static void sum_stats(const world_t *w, esp_proto_stats_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    for (unsigned i = 0; i < w->n; i++) {
+        const esp_proto_stats_t *s = esp_proto_stats(w->nodes[i].p);
+        const uint64_t *a = (const uint64_t *) s;
+        uint64_t *b = (uint64_t *) t;
+        for (size_t k = 0; k < sizeof(*s) / sizeof(uint64_t); k++) {
+            b[k] += a[k];
+        }
+    }
+}
+
+static void print_stats(const char *name, const world_t *w, double secs)
+{
+    esp_proto_stats_t t;
+    sum_stats(w, &t);
+    sim_link_stats_t l;
+    simnet_total_stats(w->net, &l);
+    printf("    %s: %" PRIu64 " segs sent (%" PRIu64 " retx, %" PRIu64 " fast, %" PRIu64
+           " timeouts), %" PRIu64 " segs received, %" PRIu64 " acks, %.1f MB, %" PRIu64
+           " msgs; dup %" PRIu64 " ooo-drop %" PRIu64 " held %" PRIu64 " corrupt %" PRIu64
+           " malformed %" PRIu64 " stray %" PRIu64 "; wire: %" PRIu64 " dropped %" PRIu64
+           " corrupted; virtual %.3f s, wall %.2f s\n",
+           name, t.segs_tx, t.retransmits, t.fast_retransmits, t.timeouts, t.segs_rx, t.acks_tx,
+           (double) t.bytes_rx / 1e6, w->completed_msgs, t.duplicates, t.out_of_window + t.hold_dropped,
+           t.held, t.corrupt, t.malformed, t.stray, l.dropped, l.corrupted,
+           (double) simnet_now(w->net) / 1e9, secs);
+}
+
+/* Everything sent was delivered and completed, every engine is idle. */
+static void check_all_done(world_t *w)
+{
+    CHECK(w->errors == 0);
+    CHECK(world_done(w));
+    /* A copied segment's ACK may still be on its way (or delayed). */
+    world_idle(w, 5 * MS);
+    for (unsigned i = 0; i < w->n; i++) {
+        CHECK(esp_proto_idle(w->nodes[i].p));
+        for (unsigned j = 0; j < w->n; j++) {
+            stream_t *s = &w->nodes[i].out[j];
+            CHECK(s->head == NULL);
+            CHECK(s->outstanding == 0);
+            CHECK(s->completed + s->copies == s->sent || s->budget == 0);
+            CHECK(w->nodes[i].failed[j] == 0);
+        }
+    }
+    if (!world_done(w)) {
+        printf("    not done: %" PRIu64 " of %" PRIu64 " sent, %" PRIu64 " outstanding\n",
+               w->total_sent, w->total_budget, w->outstanding);
+    }
+}
+
+/* ================================================================ cases */
+
+/* 1. One message each way; one connection each side; then silence. */
+static void handshake(void)
+{
+    world_t w;
+    world_init(&w, 2, 1, MTU_ETH);
+    world_start(&w);
+    rec_t *a = world_send(&w, 0, 1, ESP_MSG_SEND, 100, false);
+    CHECK(a != NULL);
+    world_run(&w, 100 * MS);
+    CHECK(world_done(&w));
+    world_send(&w, 1, 0, ESP_MSG_SEND, 3000, false);   /* two CHUNKs */
+    world_run(&w, 200 * MS);
+    check_all_done(&w);
+    CHECK(w.delivered_msgs == 2);
+    for (unsigned i = 0; i < 2; i++) {
+        const esp_proto_stats_t *s = esp_proto_stats(w.nodes[i].p);
+        esp_peer_info_t pi;
+        esp_proto_peer_info(w.nodes[i].p, 1 - i, &pi);
+        CHECK(pi.connected);
+        CHECK(s->connects == (i == 0));   /* handshakes started: node 0 opened */
+        CHECK(s->stray == 0 && s->corrupt == 0 && s->malformed == 0);
+        CHECK(s->retransmits == 0);
+        CHECK(s->peers_failed == 0);
+    }
+    CHECK(w.hellos[0][1] == 1 && w.hello_acks[1][0] == 1);
+    CHECK(w.hellos[1][0] == 0 && w.hello_acks[0][1] == 0);
+    /* Silence: no datagram for a virtual second (no ACK storm, no retry). */
+    sim_link_stats_t before, after;
+    simnet_total_stats(w.net, &before);
+    world_idle(&w, SEC);
+    simnet_total_stats(w.net, &after);
+    CHECK(after.sent == before.sent);
+    CHECK(simnet_pending(w.net) == 0);
+    CHECK(esp_proto_idle(w.nodes[0].p) && esp_proto_idle(w.nodes[1].p));
+    world_fini(&w);
+}
+
+/* 2. Both open at the same instant: one connection each side. Over many
+ * seeds, with and without jitter and lost handshakes. */
+static void simultaneous_open(void)
+{
+    uint64_t first = getenv("PROTO_SEED") ? strtoull(getenv("PROTO_SEED"), NULL, 0) : 1;
+    for (uint64_t seed = first; seed <= 60; seed++) {
+        world_t w;
+        world_init(&w, 2, seed, seed % 2 ? MTU_ETH : MTU_LOOP);
+        w.netcfg.jitter_ns = seed % 3 == 0 ? 0 : 3000;
+        w.netcfg.prio_latency_ns = w.netcfg.latency_ns;
+        bool lossy = seed > 40;
+        world_start(&w);
+        if (lossy) {
+            sim_fault_t f = {.drop = 0.3, .dup = 0.1, .reorder = 0.2, .blackhole_at = SIMNET_NEVER};
+            simnet_set_fault(w.net, -1, -1, &f);
+        }
+        world_send(&w, 0, 1, ESP_MSG_SEND, 500, false);
+        world_send(&w, 1, 0, ESP_MSG_SEND, 500, false);
+        world_run(&w, 10 * SEC);
+        CHECK(world_done(&w));
+        uint64_t stray0 = esp_proto_stats(w.nodes[0].p)->stray + esp_proto_stats(w.nodes[1].p)->stray;
+        /* Later traffic both ways is accepted at once. */
+        for (int k = 0; k < 20; k++) {
+            world_send(&w, 0, 1, ESP_MSG_SEND, (size_t) k * 300, false);
+            world_send(&w, 1, 0, ESP_MSG_PUT, (size_t) k * 300 + 1, false);
+        }
+        world_run(&w, 20 * SEC);
+        check_all_done(&w);
+        CHECK(w.delivered_msgs == 22);
+        for (unsigned i = 0; i < 2; i++) {
+            CHECK(esp_proto_stats(w.nodes[i].p)->connects == 1);
+            esp_peer_info_t pi;
+            esp_proto_peer_info(w.nodes[i].p, 1 - i, &pi);
+            CHECK(pi.connected);
+        }
+        if (!lossy) {
+            CHECK(w.hellos[0][1] == 1 && w.hellos[1][0] == 1);
+            CHECK(stray0 == 0);
+            CHECK(esp_proto_stats(w.nodes[0].p)->retransmits == 0);
+        }
+        CHECK(esp_proto_stats(w.nodes[0].p)->stray + esp_proto_stats(w.nodes[1].p)->stray == stray0
+              || lossy);
+        if (unit_case_failed) {
+            printf("    seed %" PRIu64 "\n", seed);
+            world_fini(&w);
+            break;
+        }
+        world_fini(&w);
+    }
+}
+
+/* Datagrams captured for replay/crafting. */
+typedef struct capture {
+    unsigned src, dst;
+    uint8_t type;
+    uint8_t buf[MTU_LOOP];
+    size_t len;
+    bool have;
+} capture_t;
+
+static enum sim_verdict capture_hook(void *arg, unsigned src, unsigned dst, enum esp_channel ch,
+                                     const uint8_t *buf, size_t len, uint64_t now)
+{
+    capture_t *c = arg;
+    (void) ch;
+    (void) now;
+    if (src == c->src && dst == c->dst && len >= ESP_HDR_LEN && buf[1] == c->type) {
+        memcpy(c->buf, buf, len);
+        c->len = len;
+        c->have = true;
+    }
+    return SIM_PASS;
+}
+
+static uint64_t stray_like(const esp_proto_stats_t *s)
+{
+    return s->stray + s->malformed + s->corrupt;
+}
+
+/* A data datagram src -> dst with the fields given, sealed. */
+static size_t craft(uint8_t *out, uint8_t type, uint64_t token, uint32_t seq, uint32_t ack,
+                    const void *ext, const void *payload, size_t plen, uint8_t tag)
+{
+    esp_hdr_t h = {.version = ESP_WIRE_VERSION, .type = type, .tag = tag, .token = token,
+                   .seq = seq, .ack = ack, .wnd = 0xffff, .len = (uint16_t) plen};
+    size_t hl = esp_hdr_encode(&h, ext, out);
+    memcpy(out + hl, payload, plen);
+    struct iovec pl = {out + hl, plen};
+    esp_hdr_seal(out, hl, &pl, 1);
+    return hl + plen;
+}
+
+static uint64_t get_be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) {
+        v = v << 8 | p[i];
+    }
+    return v;
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+    return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
+}
+
+/* 3. Another job, an earlier run, garbage, wrong tokens: all counted,
+ * nothing delivered, and the real connection carries on. */
+static void strays(void)
+{
+    world_t w;
+    world_init(&w, 4, 3, MTU_ETH);
+    world_start(&w);
+    node_t *a = &w.nodes[0], *b = &w.nodes[1];
+    capture_t cap = {.src = 0, .dst = 1, .type = ESP_T_FRAG};
+    w.hook = capture_hook;
+    w.hook_arg = &cap;
+    world_send(&w, 0, 1, ESP_MSG_SEND, 200, false);
+    world_send(&w, 1, 0, ESP_MSG_SEND, 200, false);
+    world_run(&w, SEC);
+    CHECK(world_done(&w) && cap.have);
+    /* Nodes 2 and 3 are strangers to node 1: replace their engines. */
+    esp_proto_destroy(w.nodes[2].p);
+    esp_proto_destroy(w.nodes[3].p);
+    esp_proto_config_t cfg = w.cfg;
+    cfg.peer_timeout_ns = 200 * MS;
+    /* node 2: another job (other job key), knows node 1 by its true id/epoch */
+    cfg.job_key = w.cfg.job_key ^ 0x5555;
+    cfg.my_id = 0x9999ull << 32 | 2;
+    cfg.my_epoch = 77;
+    w.nodes[2].p = esp_proto_create(&cfg, &world_ops, &w.nodes[2], simnet_now(w.net));
+    esp_proto_add_peer(w.nodes[2].p, 1, b->id, b->epoch, MTU_ETH);
+    simnet_attach(w.net, 2, w.nodes[2].p);
+    /* node 3: "an earlier run" of node 0: same id, another epoch */
+    cfg.job_key = w.cfg.job_key;
+    cfg.my_id = a->id;
+    cfg.my_epoch = a->epoch + 1;
+    w.nodes[3].p = esp_proto_create(&cfg, &world_ops, &w.nodes[3], simnet_now(w.net));
+    esp_proto_add_peer(w.nodes[3].p, 1, b->id, b->epoch, MTU_ETH);
+    simnet_attach(w.net, 3, w.nodes[3].p);
+
+    esp_proto_stats_t b0 = *esp_proto_stats(b->p);
+    uint64_t delivered0 = w.delivered_msgs;
+    world_send(&w, 2, 1, ESP_MSG_SEND, 100, false);
+    world_send(&w, 3, 1, ESP_MSG_SEND, 100, false);
+    world_idle(&w, SEC);
+    /* Both strangers gave up; node 1 never answered them. */
+    CHECK(w.nodes[2].failed[1] == 1 && w.nodes[3].failed[1] == 1);
+    CHECK(simnet_link_stats(w.net, 1, 2)->sent == 0 && simnet_link_stats(w.net, 1, 3)->sent == 0);
+    uint64_t hellos = w.hellos[2][1] + w.hellos[3][1];
+    CHECK(hellos >= 6);
+    esp_proto_stats_t b1 = *esp_proto_stats(b->p);
+    CHECK(b1.stray - b0.stray == hellos);
+    CHECK(w.delivered_msgs == delivered0);
+    /* The earlier run's HELLO also fails when it names node 1's old epoch. */
+    uint8_t buf[2048];
+    esp_hdr_t h = {.version = ESP_WIRE_VERSION, .type = ESP_T_HELLO};
+    esp_hello_t m = {.job_key = w.cfg.job_key, .src_id = a->id, .src_epoch = a->epoch,
+                     .dst_epoch = b->epoch + 1, .src_token = 12345, .isn = 1, .options = ESP_O_CRC};
+    size_t n = esp_hdr_encode(&h, &m, buf);
+    esp_hdr_seal(buf, n, NULL, 0);
+    esp_proto_input(b->p, buf, n, simnet_now(w.net));
+    CHECK(esp_proto_stats(b->p)->stray == b1.stray + 1);
+    /* A HELLO_ACK nobody asked for. */
+    h.type = ESP_T_HELLO_ACK;
+    h.token = 0x8000000000000000ull | 0;
+    m.dst_epoch = b->epoch;
+    n = esp_hdr_encode(&h, &m, buf);
+    esp_hdr_seal(buf, n, NULL, 0);
+    esp_proto_input(b->p, buf, n, simnet_now(w.net));
+    CHECK(esp_proto_stats(b->p)->stray == b1.stray + 2);
+    /* A HELLO without a CRC. */
+    h.type = ESP_T_HELLO;
+    h.token = 0;
+    n = esp_hdr_encode(&h, &m, buf);
+    esp_proto_input(b->p, buf, n, simnet_now(w.net));
+    CHECK(esp_proto_stats(b->p)->corrupt == b1.corrupt + 1);
+
+    /* Data with wrong tokens (valid CRC): the captured FRAG re-tokened. */
+    uint64_t token = get_be64(cap.buf + 8);
+    uint32_t seq = get_be32(cap.buf + 16);
+    uint8_t payload[100];
+    memset(payload, 0x11, sizeof(payload));
+    uint64_t s0 = stray_like(esp_proto_stats(b->p)), st0 = esp_proto_stats(b->p)->stray;
+    uint64_t bad_tokens[] = {token ^ (1ull << 40), token ^ 1, token + 7, 0, ~0ull,
+                             (token & ~0xffffffffull) | 1000};
+    for (size_t k = 0; k < sizeof(bad_tokens) / sizeof(bad_tokens[0]); k++) {
+        n = craft(buf, ESP_T_FRAG, bad_tokens[k], seq + 1, 0, NULL, payload, sizeof(payload), 1);
+        esp_proto_input(b->p, buf, n, simnet_now(w.net));
+    }
+    CHECK(esp_proto_stats(b->p)->stray - st0 == sizeof(bad_tokens) / sizeof(bad_tokens[0]));
+    CHECK(stray_like(esp_proto_stats(b->p)) - s0 == sizeof(bad_tokens) / sizeof(bad_tokens[0]));
+    /* The right token without a CRC, and with a wrong one. */
+    s0 = esp_proto_stats(b->p)->corrupt;
+    n = craft(buf, ESP_T_FRAG, token, seq + 1, 0, NULL, payload, sizeof(payload), 1);
+    buf[40] ^= 4;
+    esp_proto_input(b->p, buf, n, simnet_now(w.net));
+    esp_hdr_t h2 = {.version = 1, .type = ESP_T_FRAG, .tag = 1, .token = token, .seq = seq + 1,
+                    .len = sizeof(payload)};
+    n = esp_hdr_encode(&h2, NULL, buf);
+    memcpy(buf + n, payload, sizeof(payload));
+    esp_proto_input(b->p, buf, n + sizeof(payload), simnet_now(w.net));
+    CHECK(esp_proto_stats(b->p)->corrupt - s0 == 2);
+
+    /* Garbage of random lengths, and mutilated copies of a real datagram. */
+    s0 = stray_like(esp_proto_stats(b->p));
+    uint64_t dup0 = esp_proto_stats(b->p)->duplicates;
+    unsigned injected = 0;
+    for (int k = 0; k < 20000; k++) {
+        size_t len = wrand(&w) % 1600;
+        if (k % 2 == 0) {
+            fill_random(&w, buf, len);
+            if (k % 4 == 0 && len > 0) {
+                buf[0] = ESP_WIRE_VERSION;   /* get past the version check */
+            }
+        } else {
+            len = cap.len;
+            memcpy(buf, cap.buf, len);
+            size_t at = wrand(&w) % len;
+            buf[at] ^= (uint8_t) (1 + wrand(&w) % 255);
+            if (k % 3 == 0) {
+                len = wrand(&w) % (len + 1);   /* and truncated */
+            }
+        }
+        uint8_t *exact = malloc(len ? len : 1);   /* exact size: ASan sees overreads */
+        memcpy(exact, buf, len);
+        esp_proto_input(b->p, exact, len, simnet_now(w.net));
+        free(exact);
+        injected++;
+    }
+    CHECK(stray_like(esp_proto_stats(b->p)) - s0 == injected);
+    CHECK(esp_proto_stats(b->p)->duplicates == dup0);
+    CHECK(w.delivered_msgs == delivered0);
+    CHECK(w.errors == 0);
+
+    /* The real connection carries on both ways. */
+    w.hook = NULL;
+    for (int k = 0; k < 10; k++) {
+        world_send(&w, 0, 1, ESP_MSG_SEND, (size_t) k * 1000, false);
+        world_send(&w, 1, 0, ESP_MSG_SEND, (size_t) k * 1000, false);
+    }
+    world_run(&w, simnet_now(w.net) + SEC);
+    CHECK(w.errors == 0);
+    CHECK(w.delivered_msgs == delivered0 + 20);
+    CHECK(w.outstanding == 2);   /* the strangers' messages, never answered */
+    CHECK(a->failed[1] == 0 && b->failed[0] == 0);
+    CHECK(w.unknown_peer_calls == 0);   /* node 3 claimed node 0's id: not unknown */
+    world_fini(&w);
+}
+
+/* PROTO_PROGRESS=<ms>: print each stream's progress every so often. */
+static uint64_t progress_every, progress_next;
+static void progress_step(world_t *w, uint64_t now)
+{
+    if (now < progress_next) {
+        return;
+    }
+    progress_next = now + progress_every;
+    printf("      t=%8.3f ms:", (double) now / 1e6);
+    for (unsigned i = 0; i < w->n; i++) {
+        for (unsigned j = 0; j < w->n; j++) {
+            if (i != j) {
+                esp_peer_info_t pi;
+                esp_proto_peer_info(w->nodes[i].p, j, &pi);
+                printf(" %u>%u:%" PRIu64 "/f%u/r%.1f/c%zuk", i, j, w->nodes[i].out[j].completed,
+                       pi.in_flight, (double) pi.rto_ns / 1e6, pi.cwnd >> 10);
+            }
+        }
+    }
+    printf("\n");
+}
+
+/* 4. The big one: all-to-all on a lossy, duplicating, reordering,
+ * corrupting network, checksum on. */
+static uint64_t total_segs_rx, total_segs_tx;
+static double total_stress_wall;
+
+typedef void (*tweak_fn)(world_t *w);
+
+static void stress_run(const char *name, uint64_t seed, size_t mtu_even, size_t mtu_odd,
+                       double drop, double corrupt, uint64_t msgs_per_pair, tweak_fn tweak)
+{
+    world_t w;
+    world_init(&w, 4, seed, mtu_even);
+    for (unsigned i = 0; i < MAXN; i++) {
+        for (unsigned j = 0; j < MAXN; j++) {
+            w.mtu[i][j] = (i + j) % 2 ? mtu_odd : mtu_even;
+        }
+    }
+    w.reentrant = true;
+    w.reply_pct = 2;
+    if (tweak != NULL) {
+        tweak(&w);
+    }
+    world_start(&w);
+    sim_fault_t f = {.drop = drop, .dup = 0.01, .reorder = 0.05, .corrupt = corrupt,
+                     .blackhole_at = SIMNET_NEVER};
+    simnet_set_fault(w.net, -1, -1, &f);
+    if (getenv("PROTO_PROGRESS") != NULL) {
+        progress_every = strtoull(getenv("PROTO_PROGRESS"), NULL, 0) * MS;
+        progress_next = 0;
+        w.step = progress_step;
+    }
+    double t0 = wall();
+    all_to_all(&w, msgs_per_pair);
+    world_run(&w, 600 * SEC);
+    double secs = wall() - t0;
+    check_all_done(&w);
+    esp_proto_stats_t t;
+    sum_stats(&w, &t);
+    CHECK(t.corrupt > 0 || corrupt == 0);
+    CHECK(t.peers_failed == 0);
+    CHECK(t.retransmits > 0);
+    CHECK(t.stray + t.malformed + t.corrupt > 0 || corrupt == 0);
+    /* No retransmission storm: segments the receiver already had (network
+     * duplicates included) stay a small part of the traffic. */
+    CHECK(t.duplicates * 5 < t.segs_rx);
+    print_stats(name, &w, secs);
+    total_segs_rx += t.segs_rx;
+    total_segs_tx += t.segs_tx;
+    total_stress_wall += secs;
+    world_fini(&w);
+}
+
+static void stress(const char *name, uint64_t seed, size_t mtu_even, size_t mtu_odd, double drop,
+                   uint64_t msgs_per_pair)
+{
+    stress_run(name, seed, mtu_even, mtu_odd, drop, 0.001, msgs_per_pair, NULL);
+}
+
+static void near_wrap(world_t *w) { w->cfg.isn = 0xFFFF8000u; }
+
+static void stress_eth_drop5(void) { stress("eth 5%", 401, MTU_ETH, MTU_ETH, 0.05, 3000); }
+static void stress_eth_drop20(void)
+{
+    stress_run("eth 20% (seq wraps)", 402, MTU_ETH, MTU_ETH, 0.20, 0.001, 2000, near_wrap);
+}
+static void stress_loop_drop5(void) { stress("loop 5%", 403, MTU_LOOP, MTU_LOOP, 0.05, 8000); }
+static void stress_loop_drop20(void) { stress("loop 20%", 404, MTU_LOOP, MTU_LOOP, 0.20, 4000); }
+static void stress_mixed_drop5(void) { stress("mixed 5%", 405, MTU_LOOP, MTU_ETH, 0.05, 3000); }
+
+/* Little memory on the receivers: out-of-order data is dropped for lack of
+ * room and windows are small; everything must still arrive. */
+static void small_buffers(world_t *w)
+{
+    w->cfg.hold_budget = 12 << 10;
+    w->cfg.rcv_budget = 96 << 10;
+    w->cfg.initial_burst = 8 << 10;
+}
+static void stress_small_buffers(void)
+{
+    stress_run("small buffers 5%", 406, MTU_ETH, MTU_LOOP, 0.05, 0.001, 400, small_buffers);
+}
+
+/* The engine ticked rarely (1 ms): timers late, nothing lost. */
+static void slow_ticks(world_t *w) { w->netcfg.tick_ns = MS; }
+static void stress_slow_ticks(void)
+{
+    stress_run("1 ms ticks 5%", 407, MTU_ETH, MTU_LOOP, 0.05, 0.001, 400, slow_ticks);
+}
+
+/* No checksums (and no corruption): the same guarantees otherwise. */
+static void no_checksum(world_t *w) { w->cfg.checksum = false; }
+static void stress_no_checksum(void)
+{
+    stress_run("no checksum 5%", 408, MTU_ETH, MTU_LOOP, 0.05, 0, 600, no_checksum);
+}
+
+static void stress_total(void)
+{
+    printf("    total: %" PRIu64 " segments received (%" PRIu64 " sent) in %.1f s\n",
+           total_segs_rx, total_segs_tx, total_stress_wall);
+    CHECK(total_segs_rx >= 1000000);
+}
+
+/* 5. Sequence numbers wrap during a transfer, with loss. */
+static bool wrap_lo, wrap_hi;
+static enum sim_verdict wrap_hook(void *arg, unsigned src, unsigned dst, enum esp_channel ch,
+                                  const uint8_t *buf, size_t len, uint64_t now)
+{
+    (void) arg, (void) src, (void) dst, (void) ch, (void) now;
+    if (len >= ESP_HDR_LEN && (buf[1] == ESP_T_FRAG || buf[1] == ESP_T_CHUNK || buf[1] == ESP_T_PUT)) {
+        uint32_t seq = get_be32(buf + 16);
+        wrap_hi |= seq >= 0xFFFFFF00u;
+        wrap_lo |= seq < 0x1000;
+    }
+    return SIM_PASS;
+}
+
+static void seq_wrap(void)
+{
+    world_t w;
+    world_init(&w, 2, 5, MTU_ETH);
+    w.cfg.isn = 0xFFFFFF00u;
+    w.cfg.window = 256;
+    w.hook = wrap_hook;
+    world_start(&w);
+    sim_fault_t f = {.drop = 0.1, .dup = 0.01, .reorder = 0.05, .corrupt = 0.001,
+                     .blackhole_at = SIMNET_NEVER};
+    simnet_set_fault(w.net, -1, -1, &f);
+    world_traffic(&w, 0, 1, 200);
+    world_traffic(&w, 1, 0, 200);
+    world_run(&w, 100 * SEC);
+    check_all_done(&w);
+    CHECK(wrap_lo && wrap_hi);
+    esp_proto_stats_t t;
+    sum_stats(&w, &t);
+    CHECK(t.segs_rx > 2 * 256);
+    CHECK(t.retransmits > 0);
+    world_fini(&w);
+}
+
+/* 6. Peer failure. */
+static void peer_failure_blackhole(void)
+{
+    world_t w;
+    world_init(&w, 3, 6, MTU_ETH);
+    w.cfg.peer_timeout_ns = 2 * SEC;
+    world_start(&w);
+    all_to_all(&w, 1000000);   /* never ends by itself */
+    uint64_t t_bh = 50 * MS;
+    world_run(&w, t_bh);
+    uint64_t done_b = w.nodes[0].out[1].completed;
+    CHECK(done_b > 10);
+    simnet_blackhole_node(w.net, 1, t_bh);
+    /* Nodes 0 and 2 keep talking for a while, then finish what they sent. */
+    uint64_t before = w.nodes[0].out[2].completed + w.nodes[2].out[0].completed;
+    world_idle(&w, 100 * MS);
+    CHECK(w.nodes[0].out[2].completed + w.nodes[2].out[0].completed > before + 10);
+    for (unsigned i = 0; i < 3; i++) {
+        for (unsigned j = 0; j < 3; j++) {
+            w.nodes[i].out[j].budget = w.nodes[i].out[j].sent;
+        }
+    }
+    world_idle(&w, 6 * SEC - 100 * MS);
+    CHECK(w.nodes[0].out[2].outstanding == 0 && w.nodes[2].out[0].outstanding == 0);
+    CHECK(w.nodes[0].out[2].head == NULL && w.nodes[2].out[0].head == NULL);
+    for (unsigned i = 0; i < 3; i += 2) {
+        node_t *nd = &w.nodes[i];
+        CHECK(nd->failed[1] == 1);
+        /* The timeout counts from the last progress, a round trip or so
+         * before the cut at most; and not much later. */
+        CHECK(nd->fail_time[1] >= t_bh + 2 * SEC - MS);
+        CHECK(nd->fail_time[1] < t_bh + 3 * SEC);
+        CHECK(nd->failed[2 - i] == 0);
+        CHECK(strlen(nd->why[1]) > 0);
+        printf("    node %u: peer 1 failed after %.3f s: %s\n", i,
+               (double) (nd->fail_time[1] - t_bh) / 1e9, nd->why[1]);
+        rec_t probe;
+        memset(&probe, 0, sizeof(probe));
+        probe.m.kind = ESP_MSG_SEND;
+        CHECK(esp_proto_send(nd->p, 1, &probe.m, simnet_now(w.net)) == -1);
+        CHECK(esp_proto_stats(nd->p)->peers_failed == 1);
+    }
+    /* node 1 (cut off) sees both others fail. */
+    CHECK(w.nodes[1].failed[0] == 1 && w.nodes[1].failed[2] == 1);
+    CHECK(esp_proto_idle(w.nodes[0].p) && esp_proto_idle(w.nodes[2].p));
+    CHECK(w.errors == 0);
+    world_fini(&w);
+}
+
+static void peer_failure_no_answer(void)
+{
+    world_t w;
+    world_init(&w, 2, 7, MTU_ETH);
+    w.cfg.peer_timeout_ns = 2 * SEC;
+    world_start(&w);
+    simnet_attach(w.net, 1, NULL);   /* nobody home */
+    uint64_t t0 = 10 * MS;
+    world_idle(&w, t0);
+    world_send(&w, 0, 1, ESP_MSG_SEND, 10, false);
+    world_idle(&w, 5 * SEC);
+    CHECK(w.nodes[0].failed[1] == 1);
+    CHECK(w.nodes[0].fail_time[1] >= t0 + 2 * SEC);
+    CHECK(w.nodes[0].fail_time[1] < t0 + 3 * SEC);
+    printf("    failed after %.3f s, %" PRIu64 " HELLOs: %s\n",
+           (double) (w.nodes[0].fail_time[1] - t0) / 1e9, w.hellos[0][1], w.nodes[0].why[1]);
+    CHECK(w.hellos[0][1] >= 3);
+    /* And nothing more is sent to it. */
+    uint64_t sent = simnet_link_stats(w.net, 0, 1)->sent;
+    world_idle(&w, 2 * SEC);
+    CHECK(simnet_link_stats(w.net, 0, 1)->sent == sent);
+    world_fini(&w);
+}
+
+/* A slow (100 Mbit/s, 20 ms one way) and lossy (20 %) link for a long
+ * time: no failure, everything arrives. */
+static void no_failure_slow_lossy(void)
+{
+    world_t w;
+    world_init(&w, 2, 8, MTU_ETH);
+    w.cfg.peer_timeout_ns = 2 * SEC;
+    w.netcfg.latency_ns = 20 * MS;
+    w.netcfg.prio_latency_ns = 20 * MS;
+    w.netcfg.jitter_ns = 2 * MS;
+    w.netcfg.bandwidth_bps = 100e6;
+    w.put_max = 256 << 10;
+    w.send_max = 64 << 10;
+    world_start(&w);
+    sim_fault_t f = {.drop = 0.2, .dup = 0.01, .reorder = 0.05, .corrupt = 0.001,
+                     .blackhole_at = SIMNET_NEVER};
+    simnet_set_fault(w.net, -1, -1, &f);
+    world_traffic(&w, 0, 1, 1000000);
+    world_traffic(&w, 1, 0, 1000000);
+    double t0 = wall();
+    world_idle(&w, 60 * SEC);
+    /* Stop generating; what is under way must finish. */
+    for (unsigned i = 0; i < 2; i++) {
+        stream_t *s = &w.nodes[i].out[1 - i];
+        CHECK(s->completed > 100);
+        s->budget = s->sent;
+    }
+    w.total_budget = w.total_sent;
+    world_run(&w, simnet_now(w.net) + 60 * SEC);
+    check_all_done(&w);
+    print_stats("slow lossy", &w, wall() - t0);
+    world_fini(&w);
+}
+
+/* A hostile network: much reordering (up to 20x the latency), duplication
+ * and corruption, on top of loss. */
+static void stress_hostile(void)
+{
+    world_t w;
+    world_init(&w, 3, 409, MTU_ETH);
+    w.netcfg.reorder_factor = 20;
+    w.reentrant = true;
+    w.reply_pct = 5;
+    w.send_max = 32 << 10;
+    w.put_max = 128 << 10;
+    world_start(&w);
+    sim_fault_t f = {.drop = 0.1, .dup = 0.1, .reorder = 0.3, .corrupt = 0.02,
+                     .blackhole_at = SIMNET_NEVER};
+    simnet_set_fault(w.net, -1, -1, &f);
+    double t0 = wall();
+    all_to_all(&w, 300);
+    world_run(&w, 600 * SEC);
+    check_all_done(&w);
+    esp_proto_stats_t t;
+    sum_stats(&w, &t);
+    CHECK(t.corrupt > 100 && t.peers_failed == 0);
+    print_stats("hostile", &w, wall() - t0);
+    total_segs_rx += t.segs_rx;
+    total_segs_tx += t.segs_tx;
+    world_fini(&w);
+}
+
+/* A link that goes dark for 1.5 s (less than the 2 s peer timeout) both
+ * ways, then comes back: no failure, nothing lost, traffic resumes soon. */
+static uint64_t first_after;
+static uint64_t outage_end;
+static uint64_t done_at_end;
+static void outage_step(world_t *w, uint64_t now)
+{
+    uint64_t done = w->nodes[0].out[1].completed + w->nodes[1].out[0].completed;
+    if (first_after == 0 && now >= outage_end && done > done_at_end) {
+        first_after = now;
+    }
+    if (now < outage_end) {
+        done_at_end = done;
+    }
+}
+
+static void outage_recovers(void)
+{
+    world_t w;
+    world_init(&w, 2, 19, MTU_ETH);
+    w.cfg.peer_timeout_ns = 2 * SEC;
+    world_start(&w);
+    uint64_t t_cut = 20 * MS;
+    outage_end = t_cut + 1500 * MS;
+    first_after = 0;
+    sim_fault_t f = {.blackhole_at = t_cut, .blackhole_for = 1500 * MS};
+    simnet_set_fault(w.net, -1, -1, &f);
+    w.step = outage_step;
+    world_traffic(&w, 0, 1, 2000);
+    world_traffic(&w, 1, 0, 2000);
+    world_run(&w, 60 * SEC);
+    check_all_done(&w);
+    CHECK(first_after > 0);
+    printf("    traffic resumed %.1f ms after the outage, done at %.3f s\n",
+           (double) (first_after - outage_end) / 1e6, (double) simnet_now(w.net) / 1e9);
+    CHECK(first_after < outage_end + 250 * MS);   /* backed-off RTO at most 100 ms */
+    CHECK(simnet_link_stats(w.net, 0, 1)->blackholed > 0);
+    world_fini(&w);
+}
+
+/* Data one way on a clean path, ACKs back on a path losing half of them. */
+static void lossy_ack_path(void)
+{
+    world_t w;
+    world_init(&w, 2, 20, MTU_ETH);
+    world_start(&w);
+    sim_fault_t f = {.drop = 0.5, .blackhole_at = SIMNET_NEVER};
+    simnet_set_fault(w.net, 1, 0, &f);
+    world_traffic(&w, 0, 1, 1000);
+    world_run(&w, 60 * SEC);
+    check_all_done(&w);
+    esp_proto_stats_t t;
+    sum_stats(&w, &t);
+    print_stats("ack loss 50%", &w, 0);
+    /* Cumulative ACKs cover for lost ones: few data segments are resent. */
+    CHECK(t.retransmits * 5 < t.segs_rx);
+    world_fini(&w);
+}
+
+/* 7. The window bounds the segments in flight; memory of an idle peer. */
+static void window_bound(void)
+{
+    uint32_t windows[] = {64, 16};
+    for (int k = 0; k < 2; k++) {
+        uint32_t win = windows[k];
+        world_t w;
+        world_init(&w, 3, 9 + (uint64_t) k, MTU_ETH);
+        w.cfg.window = win;
+        w.check_window = true;
+        w.max_outstanding = 16;
+        w.max_outstanding_bytes = 16 << 20;
+        w.put_pct = 60;
+        world_start(&w);
+        sim_fault_t f = {.drop = 0.05, .dup = 0.01, .reorder = 0.05, .blackhole_at = SIMNET_NEVER};
+        simnet_set_fault(w.net, -1, -1, &f);
+        all_to_all(&w, 200);
+        world_run(&w, 100 * SEC);
+        check_all_done(&w);
+        CHECK(w.max_in_flight <= win);
+        CHECK(w.max_in_flight >= win * 3 / 4);   /* the bound was reached, not just respected */
+        esp_proto_stats_t t;
+        sum_stats(&w, &t);
+        CHECK(t.window_stalls > 0);
+        printf("    window %u: max in flight %u, %" PRIu64 " stalls\n", win, w.max_in_flight,
+               t.window_stalls);
+        world_fini(&w);
+    }
+}
+
+static void state_memory(void)
+{
+    size_t fresh[2], busy_max = 0;
+    uint32_t windows[2] = {64, 65536};
+    for (int k = 0; k < 2; k++) {
+        world_t w;
+        world_init(&w, 3, 10, MTU_LOOP);
+        w.cfg.window = windows[k];
+        world_start(&w);
+        esp_peer_info_t pi;
+        esp_proto_peer_info(w.nodes[0].p, 2, &pi);
+        fresh[k] = pi.state_bytes;
+        CHECK(pi.state_bytes > 0 && pi.state_bytes < 1024);
+        CHECK(!pi.connected && pi.in_flight == 0);
+        world_traffic(&w, 0, 1, 300);
+        world_traffic(&w, 1, 0, 300);
+        world_run(&w, 100 * SEC);
+        check_all_done(&w);
+        esp_proto_peer_info(w.nodes[0].p, 1, &pi);
+        CHECK(pi.connected);
+        CHECK(pi.state_bytes > fresh[k]);
+        if (pi.state_bytes > busy_max) {
+            busy_max = pi.state_bytes;
+        }
+        /* the peer that never talked is unchanged */
+        esp_proto_peer_info(w.nodes[0].p, 2, &pi);
+        CHECK(pi.state_bytes == fresh[k]);
+        esp_proto_peer_info(w.nodes[0].p, 7, &pi);   /* unknown peer: zeros */
+        CHECK(pi.state_bytes == 0 && !pi.connected);
+        world_fini(&w);
+    }
+    CHECK(fresh[0] == fresh[1]);
+    printf("    idle peer %zu bytes, busy peer up to %zu bytes\n", fresh[0], busy_max);
+}
+
+/* 8. A datagram far ahead of the window (valid token and CRC). */
+static void out_of_window(void)
+{
+    world_t w;
+    world_init(&w, 2, 11, MTU_ETH);
+    w.cfg.window = 1024;
+    world_start(&w);
+    capture_t cap = {.src = 0, .dst = 1, .type = ESP_T_FRAG};
+    w.hook = capture_hook;
+    w.hook_arg = &cap;
+    world_send(&w, 0, 1, ESP_MSG_SEND, 100, false);
+    world_run(&w, SEC);
+    CHECK(world_done(&w) && cap.have);
+    node_t *b = &w.nodes[1];
+    uint64_t token = get_be64(cap.buf + 8);
+    uint32_t seq = get_be32(cap.buf + 16);
+    uint32_t ack = get_be32(cap.buf + 20);
+    uint8_t buf[256], payload[64];
+    memset(payload, 0x33, sizeof(payload));
+    esp_proto_stats_t s0 = *esp_proto_stats(b->p);
+    uint32_t ahead[] = {1 + 1024, 1 + 5000, 1 + 0x7fffffffu};
+    for (size_t k = 0; k < 3; k++) {
+        size_t n = craft(buf, ESP_T_FRAG, token, seq + ahead[k], ack, NULL, payload, sizeof(payload), 9);
+        esp_proto_input(b->p, buf, n, simnet_now(w.net));
+    }
+    esp_put_ext_t px = {1234, 0x1000};
+    size_t n = craft(buf, ESP_T_PUT, token, seq + 2000, ack, &px, payload, sizeof(payload), 0);
+    esp_proto_input(b->p, buf, n, simnet_now(w.net));
+    const esp_proto_stats_t *s1 = esp_proto_stats(b->p);
+    CHECK(s1->out_of_window - s0.out_of_window == 4);
+    CHECK(s1->segs_rx == s0.segs_rx);
+    CHECK(s1->put_rejected == s0.put_rejected && w.put_rejects == 0);
+    /* Far behind: a duplicate, answered with an ACK. */
+    uint64_t acks0 = w.acks[1][0];
+    n = craft(buf, ESP_T_FRAG, token, seq - 100000, ack, NULL, payload, sizeof(payload), 9);
+    esp_proto_input(b->p, buf, n, simnet_now(w.net));
+    CHECK(esp_proto_stats(b->p)->duplicates == s0.duplicates + 1);
+    CHECK(w.acks[1][0] == acks0 + 1);
+    CHECK(w.delivered_msgs == 1);
+    /* The connection carries on. */
+    for (int k = 0; k < 20; k++) {
+        world_send(&w, 0, 1, ESP_MSG_SEND, (size_t) k * 777, false);
+    }
+    world_run(&w, simnet_now(w.net) + SEC);
+    check_all_done(&w);
+    CHECK(w.delivered_msgs == 21);
+    world_fini(&w);
+}
+
+/* 9. PUTs to an unregistered key or outside the region are refused. */
+static void put_rejected(void)
+{
+    world_t w;
+    world_init(&w, 2, 12, MTU_ETH);
+    world_start(&w);
+    world_send(&w, 0, 1, ESP_MSG_PUT, 5000, false);   /* a good one first */
+    world_run(&w, SEC);
+    CHECK(world_done(&w) && w.errors == 0);
+    node_t *b = &w.nodes[1];
+    region_t *reg = region_add(&w, b, 0, 4096);
+    uint64_t key = reg->key;
+    struct {
+        uint64_t key, addr;
+        size_t len;
+    } bad[] = {
+        {key + 1, reg->base, 100},                     /* unregistered key */
+        {key, reg->base - 1, 100},                     /* before the region */
+        {key, reg->base + reg->len, 1},                /* just after */
+        {key, reg->base + reg->len - 10, 11},          /* straddles the end */
+        {key, reg->base - 2000, 1000},                 /* wholly before */
+        {key, UINT64_MAX - 2000, 1000},                /* near the top */
+        {key, reg->base + reg->len + 4096, 3000},      /* two segments, both outside */
+    };
+    size_t nbad = sizeof(bad) / sizeof(bad[0]);
+    uint64_t rej0 = esp_proto_stats(b->p)->put_rejected;
+    uint64_t segs = 0;
+    for (size_t k = 0; k < nbad; k++) {
+        segs += (bad[k].len + (MTU_ETH - 48) - 1) / (MTU_ETH - 48);
+        rec_t *r = rec_new(&w);
+        r->src = 0;
+        r->dst = 1;
+        r->kind = ESP_MSG_PUT;
+        r->expect_reject = true;
+        r->len = bad[k].len;
+        r->buf = malloc(r->len);
+        memset(r->buf, 0x77, r->len);
+        r->m.kind = ESP_MSG_PUT;
+        r->m.iovcnt = 1;
+        r->m.iov[0] = (struct iovec){r->buf, r->len};
+        r->m.put_key = bad[k].key;
+        r->m.put_addr = bad[k].addr;
+        w.outstanding++;
+        CHECK(esp_proto_send(w.nodes[0].p, 1, &r->m, simnet_now(w.net)) == 0);
+    }
+    world_run(&w, simnet_now(w.net) + SEC);
+    CHECK(world_done(&w));   /* refused PUTs still complete */
+    CHECK(w.errors == 0);
+    CHECK(esp_proto_stats(b->p)->put_rejected - rej0 == segs);
+    CHECK(w.put_rejects == segs);
+    CHECK(reg->written == 0 && all_bytes(reg->buf, reg->len, GUARD_BYTE));
+    CHECK(esp_proto_idle(w.nodes[0].p));
+    world_fini(&w);
+}
+
+/* 10. ACK policy. */
+typedef struct ack_watch {
+    uint64_t t_data, t_ack, t_retx;
+    unsigned acks, datas, retx;
+    bool drop_next_data;
+    uint64_t t_dropped;
+} ack_watch_t;
+
+static enum sim_verdict ack_hook(void *arg, unsigned src, unsigned dst, enum esp_channel ch,
+                                 const uint8_t *buf, size_t len, uint64_t now)
+{
+    ack_watch_t *a = arg;
+    (void) ch, (void) len;
+    if (src == 1 && dst == 0 && buf[1] == ESP_T_ACK) {
+        if (a->acks++ == 0) {
+            a->t_ack = now;
+        }
+    }
+    if (src == 0 && dst == 1 && buf[1] == ESP_T_FRAG) {
+        a->datas++;
+        a->t_data = now;
+        if (buf[2] & ESP_F_RETX) {
+            if (a->retx++ == 0) {
+                a->t_retx = now;
+            }
+        }
+        if (a->drop_next_data) {
+            a->drop_next_data = false;
+            a->t_dropped = now;
+            return SIM_DROP;
+        }
+    }
+    return SIM_PASS;
+}
+
+static void ack_policy(void)
+{
+    world_t w;
+    world_init(&w, 2, 13, MTU_ETH);
+    w.netcfg.jitter_ns = 0;
+    world_start(&w);
+    ack_watch_t aw;
+    memset(&aw, 0, sizeof(aw));
+    w.hook = ack_hook;
+    w.hook_arg = &aw;
+    /* Warm up: a connection and RTT samples. */
+    for (int k = 0; k < 30; k++) {
+        world_send(&w, 0, 1, ESP_MSG_SEND, 100, false);
+        world_run(&w, simnet_now(w.net) + 10 * MS);
+    }
+    CHECK(world_done(&w));
+    world_idle(&w, 10 * MS);
+    esp_peer_info_t pi;
+    esp_proto_peer_info(w.nodes[0].p, 1, &pi);
+    printf("    srtt %.1f us, rto %.3f ms\n", (double) pi.srtt_ns / 1e3, (double) pi.rto_ns / 1e6);
+    CHECK(pi.rto_ns >= w.cfg.rto_min_ns && pi.rto_ns < 2 * w.cfg.rto_min_ns);
+
+    /* (a) A copied FRAG (no completion waits on it): standalone ACK after
+     * ack_delay, within a tick, and not before. */
+    memset(&aw, 0, sizeof(aw));
+    uint8_t small[40] = {1, 2, 3};
+    rec_t *r = rec_new(&w);
+    r->src = 0, r->dst = 1, r->kind = ESP_MSG_SEND, r->copy = true, r->tag = 5, r->len = 40;
+    r->buf = malloc(40);
+    memcpy(r->buf, small, 40);
+    stream_t *s = &w.nodes[0].out[1];
+    s->head = s->tail = r;
+    s->outstanding++, s->outstanding_bytes += 40, s->copies++, w.outstanding++;
+    uint64_t t0 = simnet_now(w.net), t_copy = t0;
+    struct iovec iov = {small, 40};
+    CHECK(esp_proto_send_copy(w.nodes[0].p, 1, 5, &iov, 1, t0) == 0);
+    uint64_t arrive = t0 + (uint64_t) (72 * 8e9 / w.netcfg.bandwidth_bps) + w.netcfg.prio_latency_ns;
+    world_idle(&w, 10 * MS);
+    CHECK(w.errors == 0 && s->head == NULL);
+    CHECK(aw.acks == 1);
+    printf("    standalone ACK %.1f us after the FRAG arrived (ack_delay %.1f us)\n",
+           (double) (aw.t_ack - arrive) / 1e3, (double) w.cfg.ack_delay_ns / 1e3);
+    CHECK(aw.t_ack >= arrive + w.cfg.ack_delay_ns);
+    CHECK(aw.t_ack <= arrive + w.cfg.ack_delay_ns + w.netcfg.tick_ns);
+    CHECK(esp_proto_idle(w.nodes[0].p));
+
+    /* (a') A message whose completion waits: ACK at once on arrival. */
+    memset(&aw, 0, sizeof(aw));
+    t0 = simnet_now(w.net);
+    world_send(&w, 0, 1, ESP_MSG_SEND, 40, false);
+    world_idle(&w, 10 * MS);
+    CHECK(aw.acks == 1);
+    CHECK(aw.t_ack == arrive - t_copy + t0);   /* same size, same path: same transit */
+    CHECK(world_done(&w));
+
+    /* (b) A duplicate below the window: an ACK at once. */
+    capture_t cap = {.src = 0, .dst = 1, .type = ESP_T_FRAG};
+    w.hook = capture_hook;
+    w.hook_arg = &cap;
+    world_send(&w, 0, 1, ESP_MSG_SEND, 60, false);
+    world_idle(&w, 10 * MS);
+    CHECK(cap.have);
+    uint64_t acks0 = w.acks[1][0], dups0 = esp_proto_stats(w.nodes[1].p)->duplicates;
+    uint64_t tdup = simnet_now(w.net) + 5 * US;
+    simnet_inject(w.net, 0, 1, cap.buf, cap.len, tdup);
+    memset(&aw, 0, sizeof(aw));
+    w.hook = ack_hook;
+    w.hook_arg = &aw;
+    world_idle(&w, 10 * MS);
+    CHECK(w.acks[1][0] == acks0 + 1);
+    CHECK(aw.acks == 1 && aw.t_ack == tdup);
+    CHECK(esp_proto_stats(w.nodes[1].p)->duplicates == dups0 + 1);
+    CHECK(w.delivered_msgs == 33);
+
+    /* (c) A lost FRAG is sent again after about the RTO (1 ms floor), not
+     * 200 ms. */
+    memset(&aw, 0, sizeof(aw));
+    aw.drop_next_data = true;
+    uint64_t retx0 = esp_proto_stats(w.nodes[0].p)->retransmits;
+    world_send(&w, 0, 1, ESP_MSG_SEND, 100, false);
+    world_idle(&w, 50 * MS);
+    CHECK(world_done(&w));
+    CHECK(aw.retx == 1);
+    CHECK(esp_proto_stats(w.nodes[0].p)->retransmits == retx0 + 1);
+    printf("    retransmitted %.3f ms after the loss\n", (double) (aw.t_retx - aw.t_dropped) / 1e6);
+    CHECK(aw.t_retx - aw.t_dropped >= w.cfg.rto_min_ns);
+    CHECK(aw.t_retx - aw.t_dropped <= 3 * MS);
+    CHECK(w.errors == 0);
+    world_fini(&w);
+}
+
+/* A HELLO from a process not added yet: unknown_peer() adds it (late
+ * add_procs), or refuses it (stray, no answer). */
+static void unknown_peer(void)
+{
+    for (int accept = 1; accept >= 0; accept--) {
+        world_t w;
+        world_init(&w, 2, 18, MTU_ETH);
+        w.lazy_peers = true;
+        w.accept_unknown = accept;
+        w.cfg.peer_timeout_ns = SEC;
+        world_start(&w);
+        esp_peer_info_t pi;
+        esp_proto_peer_info(w.nodes[1].p, 0, &pi);
+        CHECK(pi.state_bytes == 0);   /* not known */
+        world_send(&w, 0, 1, ESP_MSG_SEND, 3000, false);
+        world_send(&w, 0, 1, ESP_MSG_PUT, 5000, false);
+        if (accept) {
+            world_run(&w, SEC);
+            CHECK(world_done(&w));
+            world_send(&w, 1, 0, ESP_MSG_SEND, 100, false);   /* and back */
+            world_run(&w, 2 * SEC);
+            check_all_done(&w);
+            CHECK(w.unknown_peer_calls == 1);
+            esp_proto_peer_info(w.nodes[1].p, 0, &pi);
+            CHECK(pi.connected);
+        } else {
+            world_idle(&w, 2 * SEC);
+            CHECK(w.unknown_peer_calls == w.hellos[0][1]);
+            CHECK(esp_proto_stats(w.nodes[1].p)->stray == w.hellos[0][1]);
+            CHECK(simnet_link_stats(w.net, 1, 0)->sent == 0);
+            CHECK(w.nodes[0].failed[1] == 1 && w.delivered_msgs == 0);
+        }
+        CHECK(w.errors == 0);
+        world_fini(&w);
+    }
+}
+
+/* What the API refuses, and what it tolerates. */
+static void api_limits(void)
+{
+    world_t w;
+    world_init(&w, 3, 15, MTU_ETH);
+    world_start(&w);
+    esp_proto_t *p = w.nodes[0].p;
+    uint64_t now = 0;
+    /* add_peer */
+    CHECK(esp_proto_add_peer(p, 1, w.nodes[1].id, w.nodes[1].epoch, MTU_ETH) == 0);    /* again */
+    CHECK(esp_proto_add_peer(p, 1, w.nodes[1].id, w.nodes[1].epoch + 1, MTU_ETH) == -1);
+    CHECK(esp_proto_add_peer(p, 9, 1234, 5678, 40) == -1);                             /* tiny MTU */
+    CHECK(esp_proto_add_peer(p, 0x7fffffffu, 1234, 5678, MTU_ETH) == -1);
+    /* send */
+    static uint8_t big[64];
+    esp_msg_t m;
+    memset(&m, 0, sizeof(m));
+    m.kind = ESP_MSG_SEND;
+    m.iovcnt = 1;
+    m.iov[0] = (struct iovec){big, sizeof(big)};
+    CHECK(esp_proto_send(p, 7, &m, now) == -1);       /* unknown peer */
+    CHECK(esp_proto_send(p, 100000, &m, now) == -1);
+    m.iovcnt = ESP_MSG_MAX_IOV + 1;
+    CHECK(esp_proto_send(p, 1, &m, now) == -1);
+    m.iovcnt = -1;
+    CHECK(esp_proto_send(p, 1, &m, now) == -1);
+    m.iovcnt = 1;
+    m.kind = 7;
+    CHECK(esp_proto_send(p, 1, &m, now) == -1);
+    m.kind = ESP_MSG_SEND;
+    m.iov[0].iov_len = (16u << 20) + 1;             /* bigger than a fragment may be */
+    CHECK(esp_proto_send(p, 1, &m, now) == -1);
+    m.kind = ESP_MSG_PUT;
+    m.iovcnt = 0;                                    /* empty PUT */
+    CHECK(esp_proto_send(p, 1, &m, now) == -1);
+    CHECK(esp_proto_idle(p));
+    /* send_copy: not before the connection, not too big */
+    struct iovec iov = {big, 10};
+    CHECK(esp_proto_send_copy(p, 1, 1, &iov, 1, now) == -1);
+    CHECK(esp_proto_copy_limit(p) >= 1024);
+    CHECK(w.errors == 0);
+    world_send(&w, 0, 1, ESP_MSG_SEND, 10, false);
+    world_run(&w, SEC);
+    CHECK(world_done(&w));
+    uint8_t *huge = calloc(1, esp_proto_copy_limit(p) + 1);
+    iov = (struct iovec){huge, esp_proto_copy_limit(p) + 1};
+    CHECK(esp_proto_send_copy(p, 1, 1, &iov, 1, simnet_now(w.net)) == -1);
+    free(huge);
+    /* A datagram size beyond what the 16-bit length can say is capped. */
+    world_fini(&w);
+    world_init(&w, 2, 16, 200000);
+    world_start(&w);
+    world_send(&w, 0, 1, ESP_MSG_SEND, 150000, false);
+    world_send(&w, 0, 1, ESP_MSG_SEND, 65535, false);
+    world_send(&w, 1, 0, ESP_MSG_PUT, 300000, false);
+    world_run(&w, SEC);
+    check_all_done(&w);
+    esp_proto_stats_t t;
+    sum_stats(&w, &t);
+    CHECK(t.malformed == 0 && t.retransmits == 0);
+    world_fini(&w);
+}
+
+/* Checksums on one side only: the connection is refused, with a reason. */
+static void checksum_mismatch(void)
+{
+    world_t w;
+    world_init(&w, 2, 17, MTU_ETH);
+    w.cfg.peer_timeout_ns = SEC;
+    world_start(&w);
+    /* node 1 without checksums */
+    esp_proto_destroy(w.nodes[1].p);
+    esp_proto_config_t cfg = w.cfg;
+    cfg.my_id = w.nodes[1].id;
+    cfg.my_epoch = w.nodes[1].epoch;
+    cfg.checksum = false;
+    w.nodes[1].p = esp_proto_create(&cfg, &world_ops, &w.nodes[1], 0);
+    esp_proto_add_peer(w.nodes[1].p, 0, w.nodes[0].id, w.nodes[0].epoch, MTU_ETH);
+    simnet_attach(w.net, 1, w.nodes[1].p);
+    world_send(&w, 0, 1, ESP_MSG_SEND, 100, false);
+    world_idle(&w, 3 * SEC);
+    CHECK(w.nodes[1].failed[0] == 1);
+    CHECK_STR_CONTAINS(w.nodes[1].why[0], "checksum");
+    CHECK(w.nodes[0].failed[1] == 1);
+    CHECK(w.delivered_msgs == 0);
+    printf("    node 1: %s\n    node 0: %s\n", w.nodes[1].why[0], w.nodes[0].why[1]);
+    world_fini(&w);
+}
+
+/* 11. Throughput: a 64 MiB PUT stream, no loss, in about bytes/bandwidth. */
+static void throughput(size_t mtu, size_t total, const char *name)
+{
+    world_t w;
+    world_init(&w, 2, 14, mtu);
+    w.netcfg.jitter_ns = 0;
+    world_start(&w);
+    /* Connect first, so the handshake is not timed. */
+    world_send(&w, 0, 1, ESP_MSG_SEND, 1, false);
+    world_run(&w, SEC);
+    uint64_t t0 = simnet_now(w.net);
+    size_t piece = 1 << 20;
+    for (size_t off = 0; off < total; off += piece) {
+        world_send(&w, 0, 1, ESP_MSG_PUT, piece, false);
+    }
+    double wt = wall();
+    world_run(&w, t0 + 10 * SEC);
+    check_all_done(&w);
+    uint64_t dt = simnet_now(w.net) - t0;
+    size_t seg_payload = mtu - 48;
+    double wire = (double) total / (double) seg_payload * (double) mtu;
+    double ideal = wire * 8 / w.netcfg.bandwidth_bps * 1e9;
+    printf("    %s: %zu MiB in %.2f ms virtual (ideal %.2f ms, %.2f Gbit/s), wall %.2f s\n", name,
+           total >> 20, (double) dt / 1e6, ideal / 1e6, (double) total * 8 / (double) dt,
+           wall() - wt);
+    CHECK((double) dt < 2 * ideal);
+    print_stats(name, &w, 0);
+    esp_proto_stats_t t;
+    sum_stats(&w, &t);
+    CHECK(t.retransmits == 0);
+    world_fini(&w);
+}
+
+static void throughput_loop(void) { throughput(MTU_LOOP, 64 << 20, "64 MiB at 65507"); }
+static void throughput_eth(void) { throughput(MTU_ETH, 16 << 20, "16 MiB at 1472"); }
+
+/* Arguments: case names to run (default: all); --quick skips the stress cases. */
+static int g_argc;
+static char **g_argv;
+static bool want(const char *name, bool heavy)
+{
+    bool named = false;
+    for (int i = 1; i < g_argc; i++) {
+        if (strcmp(g_argv[i], "--quick") == 0) {
+            if (heavy) {
+                return false;
+            }
+            continue;
+        }
+        named = true;
+        if (strcmp(g_argv[i], name) == 0) {
+            return true;
+        }
+    }
+    return !named;
+}
+
+#define CASE(fn, heavy)                                                          \
+    do {                                                                         \
+        if (want(#fn, heavy)) {                                                  \
+            double t_ = wall();                                                  \
+            RUN("proto", fn);                                                    \
+            printf("    (%.2f s)\n", wall() - t_);                               \
+        }                                                                        \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    g_trace = getenv("PROTO_TRACE") != NULL;
+    g_seed_shift = getenv("PROTO_SEEDS") ? strtoull(getenv("PROTO_SEEDS"), NULL, 0) : 0;
+    g_argc = argc;
+    g_argv = argv;
+    double t0 = wall();
+    CASE(handshake, false);
+    CASE(simultaneous_open, false);
+    CASE(strays, false);
+    CASE(seq_wrap, false);
+    CASE(peer_failure_blackhole, false);
+    CASE(peer_failure_no_answer, false);
+    CASE(no_failure_slow_lossy, false);
+    CASE(outage_recovers, false);
+    CASE(lossy_ack_path, false);
+    CASE(window_bound, false);
+    CASE(state_memory, false);
+    CASE(out_of_window, false);
+    CASE(put_rejected, false);
+    CASE(ack_policy, false);
+    CASE(unknown_peer, false);
+    CASE(api_limits, false);
+    CASE(checksum_mismatch, false);
+    CASE(throughput_loop, false);
+    CASE(throughput_eth, false);
+    CASE(stress_eth_drop5, true);
+    CASE(stress_eth_drop20, true);
+    CASE(stress_loop_drop5, true);
+    CASE(stress_loop_drop20, true);
+    CASE(stress_mixed_drop5, true);
+    CASE(stress_small_buffers, true);
+    CASE(stress_slow_ticks, true);
+    CASE(stress_no_checksum, true);
+    CASE(stress_hostile, true);
+    if (want("stress_total", true) && total_segs_tx > 0) {
+        RUN("proto", stress_total);
+    }
+    printf("    test_proto: %.1f s\n", wall() - t0);
+    return UNIT_RESULT();
+}
