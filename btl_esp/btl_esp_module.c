@@ -455,6 +455,8 @@ static int esp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     }
     f->endpoint = ep;
     f->in_engine = true;
+    msg->prompt_ack = !(des->des_segment_count == 1
+                        && (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP));
     /* Our own copy of the bytes and ours to free: done for ob1 now; the
      * engine keeps the descriptor until the peer acknowledges it. */
     bool inline_done = des->des_segment_count == 1
@@ -540,6 +542,7 @@ static int esp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoi
     msg->iov[0].iov_base = local_address;
     msg->iov[0].iov_len = size;
     msg->put_key = remote_handle->key;
+    msg->prompt_ack = true;
     msg->put_addr = remote_address;
     f->endpoint = ep;
     f->put_cb = cbfunc;

@@ -36,6 +36,7 @@ static const esp_counter_t counters[] = {
     C(held, "Out-of-order segments kept until the gap before them filled"),
     C(hold_dropped, "Out-of-order segments dropped for lack of holding room"),
     C(window_stalls, "Times a sender waited for the send or congestion window"),
+    C(delay_backoffs, "Congestion window cuts because the round trip grew (a queue on the path)"),
     C(connects, "Connections opened (HELLO handshakes started)"),
     C(peers_failed, "Peers declared failed"),
 };

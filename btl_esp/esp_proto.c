@@ -17,7 +17,7 @@ void esp_proto_config_default(esp_proto_config_t *cfg)
     memset(cfg, 0, sizeof(*cfg));
     cfg->window = 4096;
     cfg->ack_delay_ns = 50 * 1000;
-    cfg->ack_every = 32;
+    cfg->ack_every = 16;
     cfg->rto_min_ns = 1000 * 1000;
     cfg->rto_max_ns = 100 * 1000 * 1000;
     cfg->rto_init_ns = 10 * 1000 * 1000;
@@ -50,6 +50,7 @@ esp_proto_t *esp_proto_create(const esp_proto_config_t *cfg, const esp_proto_ops
     p->cfg = *cfg;
     p->ops = *ops;
     p->ctx = ctx;
+    p->now = now;
     p->rng = cfg->seed ^ cfg->my_epoch ^ (cfg->my_id * 0x9E3779B97F4A7C15ull);
     if (esp_hotel_init(&p->hotel, 1024, 16, now) != 0) {
         free(p);
@@ -367,6 +368,7 @@ static void handshake_timers(esp_proto_t *p, uint64_t now)
 
 void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now)
 {
+    now = esp_clock(p, now);
     esp_parsed_t d;
     if (esp_hdr_parse(buf, len, &d) != ESP_PARSE_OK) {
         p->stats.malformed++;
@@ -413,6 +415,7 @@ out:
 
 void esp_proto_tick(esp_proto_t *p, uint64_t now)
 {
+    now = esp_clock(p, now);
     p->depth++;
     for (esp_room_t *r = esp_hotel_evict(&p->hotel, now), *next; r != NULL; r = next) {
         next = r->prev;
@@ -432,6 +435,7 @@ void esp_proto_tick(esp_proto_t *p, uint64_t now)
 
 int esp_proto_send(esp_proto_t *p, uint32_t peer, esp_msg_t *msg, uint64_t now)
 {
+    now = esp_clock(p, now);
     esp_conn_t *c = esp_conn_get(p, peer);
     if (c == NULL || c->state == ESP_FAILED) {
         return -1;

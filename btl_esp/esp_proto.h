@@ -42,6 +42,8 @@ typedef struct esp_msg {
     int iovcnt;
     struct iovec iov[ESP_MSG_MAX_IOV];
     uint64_t put_key, put_addr;        /* PUT: target registration and address */
+    bool prompt_ack;                   /* the caller waits for ops->complete: have the
+                                          receiver acknowledge the last segment at once */
     void *user;
     /* engine state */
     struct esp_msg *next;              /* send queue */
@@ -108,6 +110,7 @@ typedef struct esp_proto_stats {
     uint64_t put_rejected;             /* PUT outside any registered region */
     uint64_t held, hold_dropped;       /* out-of-order data kept / dropped for lack of room */
     uint64_t window_stalls;            /* sends that waited for the window */
+    uint64_t delay_backoffs;           /* congestion window cuts for a growing round trip */
     uint64_t connects, peers_failed;
 } esp_proto_stats_t;
 

@@ -94,6 +94,7 @@ struct esp_conn {
     uint32_t txs_seq;
     uint32_t next_frag_id;
     uint64_t srtt_ns, rttvar_ns, rto_ns, min_rtt_ns;
+    uint64_t cc_hold_ns;           /* no delay back-off before this */
     uint64_t last_progress_ns;     /* last time una advanced, or the flight began */
     bool window_stalled;
 
@@ -132,10 +133,20 @@ struct esp_proto {
     esp_msg_t *done_head, *done_tail; /* completions to report after an input */
     unsigned active_senders;       /* peers in a burst toward us */
     unsigned depth;                /* nesting of input/tick (completions run at 0) */
+    uint64_t now;                  /* latest time any entry point was given */
     esp_proto_stats_t stats;
 };
 
 /* esp_proto.c */
+/* The engine's clock never goes back, whatever order callers read theirs
+ * (a send inside a delivery may carry a newer time than the pass around it). */
+static inline uint64_t esp_clock(esp_proto_t *p, uint64_t now)
+{
+    if (now > p->now) {
+        p->now = now;
+    }
+    return p->now;
+}
 uint64_t esp_rand(esp_proto_t *p);
 esp_conn_t *esp_conn_get(esp_proto_t *p, uint32_t peer);
 void esp_conn_fail(esp_conn_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -207,14 +207,20 @@ static void seg_transmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
     p->stats.bytes_tx += s->len;
 }
 
-/* Bytes the windows let us have in flight now. */
+/* Bytes the receiver lets us have in flight now. */
+static size_t granted(const esp_conn_t *c)
+{
+    if (c->bursting && !c->txs_acked) {
+        return min_sz(c->peer_wnd, c->p->cfg.initial_burst);
+    }
+    return c->peer_wnd;
+}
+
+/* Bytes the windows (the receiver's, and the path's congestion window) let
+ * us have in flight now. */
 static size_t send_limit(const esp_conn_t *c)
 {
-    size_t limit = min_sz(c->cwnd, c->peer_wnd);
-    if (c->bursting && !c->txs_acked) {
-        limit = min_sz(limit, c->p->cfg.initial_burst);
-    }
-    return limit;
+    return min_sz(c->cwnd, granted(c));
 }
 
 /* Give a new segment its sequence number, burst flags and place in the
@@ -241,9 +247,9 @@ static void seg_launch(esp_conn_t *c, esp_seg_t *s, uint64_t now)
     /* Ask for the ACK at once when we will wait for it: the message's
      * completion, or the window, depends on it. */
     bool will_wait = c->sendq_head == NULL
-                         ? s->msg != NULL
+                         ? s->msg != NULL && s->msg->prompt_ack && s->off + s->len == s->msg->len
                          : c->snd_nxt - c->snd_una >= c->p->cfg.window
-                               || c->flight + c->max_payload > send_limit(c);
+                               || c->flight + c->max_payload > granted(c);
     if (will_wait) {
         s->flags |= ESP_F_ACKNOW;
     }
@@ -323,6 +329,7 @@ size_t esp_proto_copy_limit(const esp_proto_t *p)
 int esp_proto_send_copy(esp_proto_t *p, uint32_t peer, uint8_t tag, const struct iovec *iov,
                         int iovcnt, uint64_t now)
 {
+    now = esp_clock(p, now);
     esp_conn_t *c = esp_conn_get(p, peer);
     size_t len = 0;
     for (int i = 0; i < iovcnt; i++) {
@@ -374,6 +381,30 @@ static void rtt_sample(esp_conn_t *c, uint64_t rtt)
     uint64_t rto = c->srtt_ns + (var > RTT_GRANULARITY_NS ? var : RTT_GRANULARITY_NS);
     const esp_proto_config_t *cfg = &c->p->cfg;
     c->rto_ns = rto < cfg->rto_min_ns ? cfg->rto_min_ns : rto > cfg->rto_max_ns ? cfg->rto_max_ns : rto;
+}
+
+/*
+ * Keep the queue we build on the path short. Loss alone would let the
+ * congestion window grow until a switch queue overflows (5 ms at line rate
+ * is common), and the round trip would swing far above the retransmit
+ * timeout. When a round trip exceeds the least one seen by more than the
+ * allowance, the window shrinks by a quarter, at most once per round trip;
+ * this also ends slow start.
+ */
+#define QUEUE_ALLOWANCE_NS (500 * 1000)
+
+static void queue_check(esp_conn_t *c, uint64_t rtt, uint64_t now)
+{
+    uint64_t allowance = 2 * c->min_rtt_ns > QUEUE_ALLOWANCE_NS ? 2 * c->min_rtt_ns
+                                                                : QUEUE_ALLOWANCE_NS;
+    if (rtt <= c->min_rtt_ns + allowance || now < c->cc_hold_ns) {
+        return;
+    }
+    size_t floor = 2 * c->max_payload;
+    c->cwnd = max_sz(floor, c->cwnd - c->cwnd / 4);
+    c->ssthresh = c->cwnd;
+    c->cc_hold_ns = now + rtt;
+    c->p->stats.delay_backoffs++;
 }
 
 /* A segment is acknowledged: stop its timer, account its message. */
@@ -468,6 +499,7 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
         }
         if (clean) {
             rtt_sample(c, now - newest_sent);
+            queue_check(c, now - newest_sent, now);
         }
         c->snd_una = ack;
         c->last_progress_ns = now;

@@ -584,6 +584,7 @@ static rec_t *world_send(world_t *w, unsigned src, unsigned dst, uint8_t kind, s
     r->buf = malloc(len ? len : 1);
     fill_random(w, r->buf, len);
     r->m.kind = kind;
+    r->m.prompt_ack = true;   /* like the BTL: the sender waits for complete() */
     r->m.tag = r->tag;
     r->m.user = r;
     uint64_t now = simnet_now(w->net);
@@ -1592,6 +1593,7 @@ static void put_rejected(void)
         r->buf = malloc(r->len);
         memset(r->buf, 0x77, r->len);
         r->m.kind = ESP_MSG_PUT;
+        r->m.prompt_ack = true;
         r->m.iovcnt = 1;
         r->m.iov[0] = (struct iovec){r->buf, r->len};
         r->m.put_key = bad[k].key;
@@ -1690,7 +1692,7 @@ static void ack_policy(void)
     CHECK(aw.t_ack <= arrive + w.cfg.ack_delay_ns + w.netcfg.tick_ns);
     CHECK(esp_proto_idle(w.nodes[0].p));
 
-    /* (a') A message whose completion waits: ACK at once on arrival. */
+    /* (a') A message whose completion waits (prompt_ack): ACK at once on arrival. */
     memset(&aw, 0, sizeof(aw));
     t0 = simnet_now(w.net);
     world_send(&w, 0, 1, ESP_MSG_SEND, 40, false);
