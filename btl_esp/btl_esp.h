@@ -59,6 +59,8 @@ typedef struct mca_btl_esp_module {
     uint64_t epoch;
     int failed;                          /* a peer failed: the job is ending */
     unsigned passes;                     /* progress passes, for polling idle NICs */
+    size_t add_procs_heap;               /* heap bytes add_procs took ... */
+    uint32_t add_procs_peers;            /* ... for this many peers */
 } mca_btl_esp_module_t;
 
 typedef struct mca_btl_esp_component {

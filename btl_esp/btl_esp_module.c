@@ -7,6 +7,7 @@
 #include "btl_esp_endpoint.h"
 #include "btl_esp_frag.h"
 
+#include <malloc.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -313,6 +314,9 @@ static int esp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     mca_btl_esp_module_t *m = (mca_btl_esp_module_t *) btl;
     opal_proc_t *me = opal_proc_local_get();
     ESP_LOCK(m);
+    /* What a peer costs before any traffic, for the finalize report. */
+    size_t heap_before = mallinfo2().uordblks;
+    uint32_t peers_before = m->num_peers;
     for (size_t i = 0; i < nprocs; i++) {
         mca_btl_esp_endpoint_t *ep = NULL;
         endpoints[i] = NULL;
@@ -324,6 +328,9 @@ static int esp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
             opal_bitmap_set_bit(reachable, (int) i);
         }
     }
+    size_t heap_after = mallinfo2().uordblks;
+    m->add_procs_heap += heap_after > heap_before ? heap_after - heap_before : 0;
+    m->add_procs_peers += m->num_peers - peers_before;
     ESP_UNLOCK(m);
     return OPAL_SUCCESS;
 }

@@ -103,8 +103,9 @@ void esp_stats_report(mca_btl_esp_module_t *m)
         }
     }
     opal_output(0, "btl esp stats rank %u: peers=%u connected=%zu srtt_avg_us=%.1f "
-                "peer_state_bytes=%zu", rank, m->num_peers, connected,
-                connected ? (double) srtt_sum / connected / 1e3 : 0.0, mem);
+                "peer_state_bytes=%zu idle_peer_heap_bytes=%zu", rank, m->num_peers, connected,
+                connected ? (double) srtt_sum / connected / 1e3 : 0.0, mem,
+                m->add_procs_peers ? m->add_procs_heap / m->add_procs_peers : 0);
 
     /* The wire: kernel refusals and the test-only fault layer. */
     uint64_t tx_err = 0, fseen = 0, fdrop = 0, fdup = 0, freo = 0, fcor = 0;
