@@ -95,6 +95,7 @@ struct esp_conn {
     uint32_t next_frag_id;
     uint64_t srtt_ns, rttvar_ns, rto_ns, min_rtt_ns;
     uint64_t cc_hold_ns;           /* no delay back-off before this */
+    uint64_t last_rtt_ns;          /* the latest clean round-trip sample */
     uint64_t last_progress_ns;     /* last time una advanced, or the flight began */
     bool window_stalled;
 

@@ -393,11 +393,15 @@ static void rtt_sample(esp_conn_t *c, uint64_t rtt)
  */
 #define QUEUE_ALLOWANCE_NS (500 * 1000)
 
+static uint64_t queue_allowance(const esp_conn_t *c)
+{
+    return 2 * c->min_rtt_ns > QUEUE_ALLOWANCE_NS ? 2 * c->min_rtt_ns : QUEUE_ALLOWANCE_NS;
+}
+
 static void queue_check(esp_conn_t *c, uint64_t rtt, uint64_t now)
 {
-    uint64_t allowance = 2 * c->min_rtt_ns > QUEUE_ALLOWANCE_NS ? 2 * c->min_rtt_ns
-                                                                : QUEUE_ALLOWANCE_NS;
-    if (rtt <= c->min_rtt_ns + allowance || now < c->cc_hold_ns) {
+    c->last_rtt_ns = rtt;
+    if (rtt <= c->min_rtt_ns + queue_allowance(c) || now < c->cc_hold_ns) {
         return;
     }
     size_t floor = 2 * c->max_payload;
@@ -431,6 +435,16 @@ static void seg_acked(esp_conn_t *c, esp_seg_t *s)
 static void loss_event(esp_conn_t *c, bool timeout)
 {
     if (c->in_recovery && !timeout) {
+        return;
+    }
+    /* A loss while the round trip is near its least is not a queue
+     * overflowing (the delay back-off keeps queues short): random loss on
+     * the wire, which a smaller window would not prevent. */
+    if (!timeout && c->last_rtt_ns != 0
+        && c->last_rtt_ns <= c->min_rtt_ns + queue_allowance(c) / 2) {
+        c->p->stats.random_losses++;
+        c->in_recovery = true;
+        c->recover = c->snd_nxt;
         return;
     }
     size_t floor = 2 * c->max_payload;
