@@ -95,16 +95,17 @@ static void engine_complete(void *ctx, esp_msg_t *msg)
         esp_frag_return(f);
         return;
     }
-    if (f->pml_owns) {
-        /* Completed now, not inline: ob1 learns it from the callback. */
-        if (f->base.des_cbfunc != NULL) {
-            f->base.des_cbfunc(&m->base.super, f->endpoint, &f->base, OPAL_SUCCESS);
-        }
-        if (f->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
-            f->pml_owns = false;
-        }
-    }
     if (!f->pml_owns) {
+        esp_frag_return(f);   /* completed for ob1 when it was sent */
+        return;
+    }
+    /* Completed now, not inline: ob1 learns it from the callback. Without
+     * BTL ownership ob1 frees it with btl_free, maybe inside the callback. */
+    bool ours = (f->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) != 0;
+    if (f->base.des_cbfunc != NULL) {
+        f->base.des_cbfunc(&m->base.super, f->endpoint, &f->base, OPAL_SUCCESS);
+    }
+    if (ours) {
         esp_frag_return(f);
     }
 }
