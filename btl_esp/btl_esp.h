@@ -78,7 +78,7 @@ typedef struct mca_btl_esp_component {
     char *rcvbuf, *sndbuf, *rcv_budget, *initial_burst, *hold_budget;
     size_t rcvbuf_bytes, sndbuf_bytes, rcv_budget_bytes, initial_burst_bytes, hold_budget_bytes;
     int tiny;
-    bool checksum;
+    int checksum;                /* 1 on, 0 off, -1 auto: off over loopback */
     int port_min;
     int free_list_max;
     double fault_drop, fault_dup, fault_reorder, fault_corrupt;

@@ -106,12 +106,10 @@ static int esp_component_register(void)
             OPAL_INFO_LVL_6, &c->hold_budget, "8m");
     reg_int("tiny", "Segments up to this many payload bytes, and ACKs, use the priority "
             "channel (a second socket polled first)", OPAL_INFO_LVL_6, &c->tiny, 1024);
-    c->checksum = true;
-    (void) mca_base_component_var_register(v, "checksum",
-        "CRC-32C over every datagram (the CPU's instruction where present); a corrupted "
-        "datagram is dropped and counted. Must be the same on every process",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
-        &c->checksum);
+    reg_int("checksum", "CRC-32C over every datagram (the CPU's instruction where present); "
+            "a corrupted datagram is dropped and counted. 1: on every path; 0: off; -1 (auto): "
+            "on every network path, off over loopback, where datagrams never leave memory. "
+            "Must be the same on every process", OPAL_INFO_LVL_4, &c->checksum, -1);
     reg_int("verbose", "1: print the protocol counters of each process at finalize",
             OPAL_INFO_LVL_4, &c->verbose, 0);
     reg_int("free_list_max", "Most fragment descriptors of each kind (-1: no limit)",
@@ -221,6 +219,7 @@ static bool esp_params_valid(void)
            && range_param("btl_esp_peer_timeout", c->peer_timeout_s, 1, 86400)
            && range_param("btl_esp_resend_per_pass", c->resend_per_pass, 1, 65536)
            && range_param("btl_esp_tiny", c->tiny, 0, 65536)
+           && range_param("btl_esp_checksum", c->checksum, -1, 1)
            && size_param("btl_esp_rcvbuf", c->rcvbuf, 64 << 10, 1ull << 30, &c->rcvbuf_bytes)
            && size_param("btl_esp_sndbuf", c->sndbuf, 64 << 10, 1ull << 30, &c->sndbuf_bytes)
            && size_param("btl_esp_rcv_budget", c->rcv_budget, 0, 1ull << 30, &c->rcv_budget_bytes)

@@ -186,7 +186,7 @@ static void engine_config(mca_btl_esp_module_t *m, esp_proto_config_t *cfg)
     cfg->initial_burst = c->initial_burst_bytes;
     cfg->hold_budget = c->hold_budget_bytes;
     cfg->tiny = (size_t) c->tiny;
-    cfg->checksum = c->checksum;
+    cfg->checksum = c->checksum != 0;
 }
 
 int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
@@ -233,7 +233,9 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
         return rc;
     }
     ESP_VERBOSE(1, "btl esp: %zu address(es), window %d, checksum %s, receive budget %zu bytes",
-                m->num_nics, c->window, c->checksum ? "on" : "off", cfg.rcv_budget);
+                m->num_nics, c->window,
+                c->checksum == 1 ? "on" : c->checksum == 0 ? "off" : "auto (off over loopback)",
+                cfg.rcv_budget);
     return OPAL_SUCCESS;
 }
 
@@ -295,6 +297,11 @@ static int add_one_proc(mca_btl_esp_module_t *m, opal_proc_t *proc, mca_btl_esp_
         OBJ_RELEASE(ep);
         return OPAL_ERR_UNREACH;
     }
+    /* Auto: over loopback datagrams never leave memory, so no checksum,
+     * unless the test-only fault layer corrupts them. */
+    int crc = mca_btl_esp_component.checksum;
+    bool memory_only = m->nics[nic].iface.loopback && mca_btl_esp_component.fault_corrupt == 0;
+    (void) esp_proto_peer_checksum(m->proto, ep->peer, crc == 1 || (crc == -1 && !memory_only));
     m->num_peers++;
     m->nics[nic].active = true;
     opal_pointer_array_set_item(&m->peers, (int) ep->peer, ep);

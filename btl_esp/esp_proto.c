@@ -126,11 +126,22 @@ int esp_proto_add_peer(esp_proto_t *p, uint32_t peer, uint64_t id, uint64_t epoc
     c->peer_id = id;
     c->peer_epoch = epoch;
     c->max_payload = max_datagram;
+    c->crc = p->cfg.checksum;
     /* The low half names the peer slot, the high half is random and never 0. */
     c->local_token = ((esp_rand(p) | 1ull << 63) & ~0xffffffffull) | peer;
     esp_send_init(c);
     esp_recv_init(c);
     p->conns[peer] = c;
+    return 0;
+}
+
+int esp_proto_peer_checksum(esp_proto_t *p, uint32_t peer, bool on)
+{
+    esp_conn_t *c = esp_conn_get(p, peer);
+    if (c == NULL || c->state != ESP_CLOSED) {
+        return -1;
+    }
+    c->crc = on;
     return 0;
 }
 
@@ -197,7 +208,7 @@ static void send_hello(esp_conn_t *c, uint8_t type)
         .dst_epoch = c->peer_epoch,
         .src_token = c->local_token,
         .isn = c->snd_isn,
-        .options = p->cfg.checksum ? ESP_O_CRC : 0,
+        .options = c->crc ? ESP_O_CRC : 0,
     };
     uint8_t buf[ESP_HDR_LEN + sizeof(esp_hello_t)];
     size_t n = esp_hdr_encode(&h, &m, buf);
@@ -283,9 +294,10 @@ static void on_hello(esp_proto_t *p, const esp_parsed_t *d, uint64_t now)
     if (c->state == ESP_FAILED) {
         return;
     }
-    if (p->cfg.checksum != ((m->options & ESP_O_CRC) != 0)) {
-        esp_conn_fail(c, "btl_esp_checksum is %d here but %d on the peer; set it the same "
-                      "on every process", p->cfg.checksum, !p->cfg.checksum);
+    if (c->crc != ((m->options & ESP_O_CRC) != 0)) {
+        esp_conn_fail(c, "checksums are %s here but %s on the peer for this path; set "
+                      "btl_esp_checksum the same on every process", c->crc ? "on" : "off",
+                      c->crc ? "off" : "on");
         return;
     }
     if (c->state == ESP_ESTABLISHED) {
@@ -324,9 +336,10 @@ static void on_hello_ack(esp_proto_t *p, const esp_parsed_t *d, uint64_t now)
         p->stats.stray++;   /* an answer to a HELLO we never sent */
         return;
     }
-    if (p->cfg.checksum != ((m->options & ESP_O_CRC) != 0)) {
-        esp_conn_fail(c, "btl_esp_checksum is %d here but %d on the peer; set it the same "
-                      "on every process", p->cfg.checksum, !p->cfg.checksum);
+    if (c->crc != ((m->options & ESP_O_CRC) != 0)) {
+        esp_conn_fail(c, "checksums are %s here but %s on the peer for this path; set "
+                      "btl_esp_checksum the same on every process", c->crc ? "on" : "off",
+                      c->crc ? "off" : "on");
         return;
     }
     conn_established(c, m, now);
@@ -390,8 +403,8 @@ void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now)
         p->stats.stray++;
         goto out;
     }
-    if (p->cfg.checksum ? !(d.h.flags & ESP_F_CRC) || !esp_hdr_crc_ok(buf, len)
-                        : (d.h.flags & ESP_F_CRC) && !esp_hdr_crc_ok(buf, len)) {
+    if (c->crc ? !(d.h.flags & ESP_F_CRC) || !esp_hdr_crc_ok(buf, len)
+               : (d.h.flags & ESP_F_CRC) && !esp_hdr_crc_ok(buf, len)) {
         p->stats.corrupt++;
         goto out;
     }

@@ -68,7 +68,8 @@ typedef struct esp_proto_config {
     size_t initial_burst;      /* bytes a sender sends at the start of a burst */
     size_t hold_budget;        /* bytes of out-of-order data held per peer */
     size_t tiny;               /* payloads up to this go on the priority channel */
-    bool checksum;             /* CRC-32C on every datagram sent, required received */
+    bool checksum;             /* CRC-32C on every datagram sent, required received
+                                  (the default of each peer: esp_proto_peer_checksum) */
     uint32_t isn;              /* tests: first sequence number (0: random) */
 } esp_proto_config_t;
 
@@ -135,6 +136,11 @@ void esp_proto_destroy(esp_proto_t *p);
  */
 int esp_proto_add_peer(esp_proto_t *p, uint32_t peer, uint64_t id, uint64_t epoch,
                        size_t max_datagram);
+
+/* Checksum the datagrams of one peer or not (before any traffic to it;
+ * both ends must agree, which the handshake checks). Returns 0, or -1 when
+ * the peer is unknown or already connecting. */
+int esp_proto_peer_checksum(esp_proto_t *p, uint32_t peer, bool on);
 
 /* Queue msg (kind, tag, iov, put_* and user set) for peer; sending starts
  * at once when the window allows. Returns 0, or -1 when the peer is

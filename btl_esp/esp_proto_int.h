@@ -70,6 +70,7 @@ struct esp_conn {
     uint64_t peer_id, peer_epoch;
     uint64_t local_token, peer_token;
     size_t max_payload;            /* largest datagram payload toward the peer */
+    bool crc;                      /* checksum what we send, require it on what we get */
     bool peer_crc;                 /* the peer checksums what it sends */
 
     /* handshake */

@@ -157,7 +157,7 @@ void esp_transmit(esp_conn_t *c, esp_hdr_t *h, const void *ext, const struct iov
     h->version = ESP_WIRE_VERSION;
     h->token = c->peer_token;
     size_t hl = esp_hdr_encode(h, ext, buf);
-    if (p->cfg.checksum) {
+    if (c->crc) {
         esp_hdr_seal(buf, hl, payload, n);
     }
     iov[0].iov_base = buf;
