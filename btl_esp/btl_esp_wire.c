@@ -172,6 +172,9 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
                 total += n;
                 /* Answers (ACKs, data) go out before the next batch. */
                 esp_dgram_txq_flush(&m->txq);
+                if (n < ESP_DGRAM_RX_BATCH) {
+                    break;   /* drained: another read now would only cost a system call */
+                }
             }
         }
     }
