@@ -27,6 +27,7 @@ static const esp_counter_t counters[] = {
     C(retransmits, "Segments sent again (timeouts and fast retransmits)"),
     C(fast_retransmits, "Segments sent again because later ones were acknowledged first"),
     C(timeouts, "Retransmit timer expiries"),
+    C(probes, "The oldest segment, which the peer had reported, sent again because the ACK covering it was lost"),
     C(duplicates, "Data segments received again and dropped"),
     C(out_of_window, "Data segments too far ahead of the receive window, dropped"),
     C(stray, "Datagrams from another job, an earlier run or a stranger, dropped"),

@@ -103,6 +103,7 @@ typedef struct esp_proto_stats {
     uint64_t segs_tx, segs_rx, bytes_tx, bytes_rx;
     uint64_t acks_tx, acks_rx;         /* standalone ACK datagrams */
     uint64_t retransmits, fast_retransmits, timeouts;
+    uint64_t probes;                   /* the oldest, sacked, segment sent again: an ACK was lost */
     uint64_t duplicates;               /* data already received */
     uint64_t out_of_window;            /* too far ahead of the receive window */
     uint64_t stray;                    /* unknown token, job or epoch */

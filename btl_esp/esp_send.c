@@ -555,8 +555,13 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
                     }
                     s->sacked = true;
                     c->flight -= s->len;
-                    esp_hotel_checkout(&p->hotel, &s->room);
+                    /* It keeps a timer: should the ACK that covers it be
+                     * lost, the oldest sacked segment is sent again as a
+                     * probe (esp_on_timeout). */
                     resend_remove(p, s);
+                    if (!esp_room_occupied(&s->room)) {
+                        esp_hotel_checkin(&p->hotel, &s->room, now + seg_rto(c, s->xmits));
+                    }
                 }
             } else if (above >= ESP_DUPTHRESH && s != NULL && !s->sacked) {
                 fast_retransmit(c, s, now);
@@ -579,10 +584,13 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
         return;
     }
     if (now - c->last_progress_ns >= p->cfg.peer_timeout_ns) {
-        esp_conn_fail(c, "no acknowledgement for %.1f s (%u segments unacknowledged, "
-                      "%u transmissions of the oldest)",
+        const esp_seg_t *old = c->sring[c->snd_una & (c->scap - 1)];
+        esp_conn_fail(c, "no acknowledgement for %.1f s (%u segments unacknowledged; the "
+                      "oldest sent %u times, %s%s%s)",
                       (double) (now - c->last_progress_ns) / 1e9, c->snd_nxt - c->snd_una,
-                      c->sring[c->snd_una & (c->scap - 1)]->xmits);
+                      old->xmits, old->sacked ? "sacked, " : "",
+                      esp_room_occupied(&old->room) ? "timer running" : "no timer",
+                      on_resend_queue(p, old) ? ", queued for resend" : "");
         return;
     }
     /* The retransmit timer restarts whenever the peer acknowledges new data
@@ -597,8 +605,18 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
         esp_hotel_checkin(&p->hotel, &s->room, from + rto);
         return;
     }
-    if (s->seq - c->snd_una > ESP_SACK_BITS) {
+    if (s->seq - c->snd_una > ESP_SACK_BITS || (s->sacked && s->seq != c->snd_una)) {
         esp_hotel_checkin(&p->hotel, &s->room, now + rto);
+        return;
+    }
+    if (s->sacked) {
+        /* The peer has the oldest segment, yet no ACK covers it: that ACK
+         * was lost, and with every other segment sacked or waiting behind
+         * this one nothing else would make the peer speak. The copy it
+         * gets is a duplicate, which it answers at once. Not a loss of
+         * data: no congestion response. */
+        p->stats.probes++;
+        resend_append(p, s);
         return;
     }
     p->stats.timeouts++;
