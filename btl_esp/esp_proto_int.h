@@ -114,6 +114,7 @@ struct esp_conn {
     uint8_t asm_tag;
     /* acknowledgement owed to the peer */
     uint32_t unacked;              /* segments received since our last ACK */
+    uint32_t ack_sent;             /* the ack value we last sent */
     uint64_t ack_due_ns;
     bool ack_pending;
     esp_conn_t *ack_next;          /* proto's list of peers owed a delayed ACK */

@@ -60,6 +60,7 @@ void esp_fill_ack(esp_conn_t *c, esp_hdr_t *h)
 {
     esp_proto_t *p = c->p;
     h->ack = c->rcv_nxt;
+    c->ack_sent = c->rcv_nxt;
     h->sack = 0;
     if (c->rx_ahead != 0) {
         for (uint32_t i = 0; i < 32 && i + 1 < c->rcap; i++) {
@@ -267,11 +268,16 @@ void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
         esp_send_ack(c);   /* a gap: tell the sender what we have */
         return;
     }
+    uint32_t ahead_before = c->rx_ahead;
     advance(c, d);
-    if (c->state != ESP_ESTABLISHED || c->unacked == 0) {
-        return;   /* failed, or a delivery sent data and the ACK went with it */
+    /* A delivery may have sent data, and the ACK went with it; but it was
+     * taken in the middle of the drain, so what the drain passed after it
+     * is still to be told. */
+    if (c->state != ESP_ESTABLISHED || c->ack_sent == c->rcv_nxt) {
+        return;
     }
-    if ((d->h.flags & ESP_F_ACKNOW) || c->unacked >= p->cfg.ack_every) {
+    bool filled_gap = c->rx_ahead != ahead_before;   /* held data was drained */
+    if (filled_gap || (d->h.flags & ESP_F_ACKNOW) || c->unacked >= p->cfg.ack_every) {
         esp_send_ack(c);
     } else {
         ack_later(c, now);
