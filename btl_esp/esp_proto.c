@@ -284,6 +284,19 @@ static esp_conn_t *hello_conn(esp_proto_t *p, const esp_parsed_t *d)
     return c;
 }
 
+/* Both ends must checksum the same way; a mismatch ends the job with a
+ * message rather than every datagram being dropped as corrupt. */
+static bool options_agree(esp_conn_t *c, const esp_hello_t *m)
+{
+    if (c->crc == ((m->options & ESP_O_CRC) != 0)) {
+        return true;
+    }
+    esp_conn_fail(c, "checksums are %s here but %s on the peer for this path; set "
+                  "btl_esp_checksum the same on every process", c->crc ? "on" : "off",
+                  c->crc ? "off" : "on");
+    return false;
+}
+
 static void on_hello(esp_proto_t *p, const esp_parsed_t *d, uint64_t now)
 {
     esp_conn_t *c = hello_conn(p, d);
@@ -294,10 +307,7 @@ static void on_hello(esp_proto_t *p, const esp_parsed_t *d, uint64_t now)
     if (c->state == ESP_FAILED) {
         return;
     }
-    if (c->crc != ((m->options & ESP_O_CRC) != 0)) {
-        esp_conn_fail(c, "checksums are %s here but %s on the peer for this path; set "
-                      "btl_esp_checksum the same on every process", c->crc ? "on" : "off",
-                      c->crc ? "off" : "on");
+    if (!options_agree(c, m)) {
         return;
     }
     if (c->state == ESP_ESTABLISHED) {
@@ -336,10 +346,7 @@ static void on_hello_ack(esp_proto_t *p, const esp_parsed_t *d, uint64_t now)
         p->stats.stray++;   /* an answer to a HELLO we never sent */
         return;
     }
-    if (c->crc != ((m->options & ESP_O_CRC) != 0)) {
-        esp_conn_fail(c, "checksums are %s here but %s on the peer for this path; set "
-                      "btl_esp_checksum the same on every process", c->crc ? "on" : "off",
-                      c->crc ? "off" : "on");
+    if (!options_agree(c, m)) {
         return;
     }
     conn_established(c, m, now);
