@@ -177,6 +177,12 @@ static uint64_t seg_rto(const esp_conn_t *c, unsigned xmits)
     return rto < c->p->cfg.rto_max_ns ? rto : c->p->cfg.rto_max_ns;
 }
 
+/* Which channel a segment travels on: small ones take the priority channel. */
+static enum esp_channel seg_channel(const esp_conn_t *c, const esp_seg_t *s)
+{
+    return s->len <= c->p->cfg.tiny ? ESP_CH_PRIO : ESP_CH_DATA;
+}
+
 /* Send (or send again) one segment with the newest acknowledgement on it,
  * and check it into the hotel. */
 static void seg_transmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
@@ -199,7 +205,7 @@ static void seg_transmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
     } else {
         n = msg_range(s->msg, s->off, s->len, pl);
     }
-    esp_transmit(c, &h, &s->ext, pl, n, s->len <= p->cfg.tiny ? ESP_CH_PRIO : ESP_CH_DATA);
+    esp_transmit(c, &h, &s->ext, pl, n, seg_channel(c, s));
     s->xmits++;
     s->sent_ns = now;
     esp_hotel_checkin(&p->hotel, &s->room, now + seg_rto(c, s->xmits));
@@ -538,7 +544,9 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
          * newly sacked, if sent once, gives an RTT sample too; but not when
          * the ACK advanced: then the bits are new because the range moved,
          * and may report segments that arrived long ago. */
-        unsigned above = 0;
+        /* Later segments acknowledged first, per channel: the priority
+         * channel overtakes the data channel, which is reordering, not loss. */
+        unsigned above[2] = {0, 0};
         bool sampled = advanced;
         for (int i = 31; i >= 0; i--) {
             uint32_t q = ack + 1 + (uint32_t) i;
@@ -547,7 +555,9 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
             }
             esp_seg_t *s = c->sring[q & (c->scap - 1)];
             if (h->sack & (1u << i)) {
-                above++;
+                if (s != NULL) {
+                    above[seg_channel(c, s)]++;
+                }
                 if (s != NULL && !s->sacked) {
                     if (!sampled && s->xmits == 1) {
                         rtt_sample(c, now - s->sent_ns);
@@ -563,12 +573,12 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
                         esp_hotel_checkin(&p->hotel, &s->room, now + seg_rto(c, s->xmits));
                     }
                 }
-            } else if (above >= ESP_DUPTHRESH && s != NULL && !s->sacked) {
+            } else if (s != NULL && !s->sacked && above[seg_channel(c, s)] >= ESP_DUPTHRESH) {
                 fast_retransmit(c, s, now);
             }
         }
         esp_seg_t *first = c->sring[ack & (c->scap - 1)];
-        if (above >= ESP_DUPTHRESH && first != NULL && !first->sacked) {
+        if (first != NULL && !first->sacked && above[seg_channel(c, first)] >= ESP_DUPTHRESH) {
             fast_retransmit(c, first, now);
         }
     }
