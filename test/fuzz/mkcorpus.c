@@ -1,0 +1,208 @@
+/*
+ * Writes the seed corpus of fuzz_esp into a directory (test/fuzz/run
+ * --make-corpus): valid datagrams of every type (for the raw parsers),
+ * valid modex records, and inputs in fuzz_esp's record format that drive
+ * the engine through in-order and out-of-order FRAGs, a reassembled
+ * CHUNKed fragment, PUTs, ACKs with SACK bits, a repeated HELLO, an
+ * unknown peer's HELLO, timers and sends. Deterministic: the same bytes
+ * every time.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "esp_hdr.h"
+#include "esp_modex.h"
+
+static const char *dir;
+
+static void out(const char *name, const void *buf, size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
+        perror(path);
+        exit(1);
+    }
+}
+
+/* ------------------------------------------------- raw datagrams */
+
+static size_t dgram(uint8_t type, uint8_t tag, uint32_t seq, const void *ext, size_t plen,
+                    uint8_t *buf)
+{
+    esp_hdr_t h = {.version = ESP_WIRE_VERSION, .type = type, .tag = tag,
+                   .token = 0x8000123400000000ull, .seq = seq, .ack = 77, .wnd = 0x100,
+                   .len = (uint16_t) plen};
+    if (type == ESP_T_HELLO) {
+        h.token = 0;
+    }
+    size_t hl = esp_hdr_encode(&h, ext, buf);
+    for (size_t i = 0; i < plen; i++) {
+        buf[hl + i] = (uint8_t) (i * 13 + 1);
+    }
+    struct iovec pl = {buf + hl, plen};
+    esp_hdr_seal(buf, hl, &pl, 1);
+    return hl + plen;
+}
+
+static void raw_seeds(void)
+{
+    uint8_t buf[2048];
+    esp_hello_t hello = {.job_key = 0x4a4f424b45595f31ull, .src_id = 42ull << 32,
+                         .src_epoch = 0xa11ce0000000000aull, .dst_epoch = 0xb0b000000000000bull,
+                         .src_token = 0x8000567800000001ull, .isn = 0xfffffff0u, .options = 1};
+    out("raw-hello", buf, dgram(ESP_T_HELLO, 0, 0, &hello, 0, buf));
+    out("raw-hello-ack", buf, dgram(ESP_T_HELLO_ACK, 0, 0, &hello, 0, buf));
+    out("raw-frag", buf, dgram(ESP_T_FRAG, 65, 1000, NULL, 100, buf));
+    esp_chunk_ext_t ch = {.frag_id = 3, .frag_len = 3000, .offset = 1400};
+    out("raw-chunk", buf, dgram(ESP_T_CHUNK, 66, 1001, &ch, 1400, buf));
+    esp_put_ext_t put = {.key = 0x5055544b4559ull, .addr = 0x10100};
+    out("raw-put", buf, dgram(ESP_T_PUT, 0, 1002, &put, 600, buf));
+    out("raw-ack", buf, dgram(ESP_T_ACK, 0, 0, NULL, 0, buf));
+
+    esp_modex_addr_t a[2] = {
+        {.family = 4, .prefixlen = 8, .port = 40000, .mtu = 65536, .net_id = 0, .port2 = 40001,
+         .addr = {127, 0, 0, 1}},
+        {.family = 6, .prefixlen = 64, .port = 40002, .mtu = 1500, .net_id = 1, .port2 = 0,
+         .addr = {0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
+    };
+    size_t n = esp_modex_encode(ESP_MODEX_KIND_ESP, 0x1122334455667788ull, a, 2, buf, sizeof(buf));
+    out("modex-esp", buf, n);
+    n = esp_modex_encode(ESP_MODEX_KIND_SCTP, 7, a, 1, buf, sizeof(buf));
+    out("modex-sctp", buf, n);
+}
+
+/* --------------------------------------- fuzz_esp record inputs */
+
+static uint8_t rec[8192];
+static size_t rl;
+
+static void b8(unsigned v) { rec[rl++] = (uint8_t) v; }
+static void b16(unsigned v) { b8(v & 0xff); b8(v >> 8 & 0xff); }
+static void b32(uint32_t v) { b16(v & 0xffff); b16(v >> 16); }
+static void pay(size_t n) { for (size_t i = 0; i < n; i++) b8((unsigned) (i * 31 + 7)); }
+
+/* build record: sel 2, t, flags, seq offset, ack offset, sack, wnd, plen */
+static void build_hdr(unsigned t, unsigned flags, int so, int ao, uint32_t sack, unsigned plen)
+{
+    b8(2);
+    b8(t);
+    b8(flags);
+    b8((unsigned) (so & 0xff));
+    b8((unsigned) (ao & 0xff));
+    if (t & 0x40) {
+        b32(sack);
+    } else {
+        b8(sack & 0xff);
+    }
+    b16(0xffff);
+    b16(plen);
+}
+static void frag(int so, unsigned plen, unsigned tag)
+{
+    build_hdr(0, ESP_F_ACKNOW, so, 0, 0, plen);
+    b8(tag);
+    pay(plen);
+}
+/* a consistent CHUNK: the fragment is (1 + mult) x plen long, piece `second` */
+static void chunk(int so, unsigned plen, unsigned id, unsigned mult, int second)
+{
+    build_hdr(1, 0, so, 0, 0, plen);
+    b8(66);
+    b8(1u | (mult & 3) << 1 | (second ? 8u : 0u) | (id & 15) << 4);
+    pay(plen);
+}
+static void put(int so, unsigned plen, unsigned off)
+{
+    build_hdr(2, 0, so, 0, 0, plen);
+    b8(3);      /* the registered key, base + 16-bit offset */
+    b16(off);
+    pay(plen);
+}
+static void ack_all(uint32_t sack) { build_hdr(0x83 | (sack > 0xff ? 0x40 : 0), 0, 0, 0, sack, 0); }
+static void ack_some(int n, uint32_t sack) { build_hdr(0x43, 0, 0, n, sack, 0); }
+static void tick(unsigned units, unsigned shift) { b8(5 | (shift & 7) << 4); b16(units); }
+static void send_b(unsigned m, unsigned len) { b8(6); b8(m); b16(len); }
+static void again(void) { b8(7); }
+
+static void start(unsigned opts) { rl = 0; b8(opts); }
+
+static void record_seeds(void)
+{
+    start(0x03);
+    frag(0, 100, 65);
+    frag(1, 1200, 65);
+    again();
+    out("rec-frags", rec, rl);
+
+    start(0x02);   /* checksums off */
+    frag(2, 50, 65);
+    frag(1, 50, 65);
+    frag(0, 50, 65);
+    again();
+    out("rec-out-of-order", rec, rl);
+
+    start(0x03);
+    chunk(0, 1000, 5, 1, 0);
+    chunk(1, 1000, 5, 1, 1);
+    chunk(3, 700, 6, 1, 1);
+    chunk(2, 700, 6, 1, 0);
+    out("rec-chunks", rec, rl);
+
+    start(0x03);
+    put(0, 1000, 0);
+    put(2, 500, 60000);
+    put(1, 300, 65535);   /* past the region: rejected */
+    out("rec-puts", rec, rl);
+
+    start(0x03);
+    ack_some(1, 0);
+    tick(500, 0);         /* a round trip later (not yet the RTO) ... */
+    ack_some(1, 0x0e);    /* ... SACK above a hole: fast retransmit */
+    tick(20, 4);
+    ack_all(0);
+    out("rec-acks", rec, rl);
+
+    start(0x03);
+    send_b(0, 5000);
+    send_b(2, 3000);
+    send_b(3, 40);
+    tick(65535, 7);
+    tick(65535, 7);
+    tick(65535, 7);
+    tick(65535, 7);       /* past the peer timeout */
+    out("rec-timeout", rec, rl);
+
+    start(0x07);
+    b8(2); b8(6); b8(0); b8(0); b8(0); b8(0); b16(0); b16(0); b8(0); b32(1234);  /* HELLO again */
+    b8(2); b8(6); b8(0); b8(0); b8(0); b8(0); b16(0); b16(0); b8(2); b32(99);    /* unknown peer C */
+    b8(2); b8(7); b8(0); b8(0); b8(0); b8(0); b16(0); b16(0); b8(0); b32(1);     /* HELLO_ACK */
+    frag(0, 10, 65);
+    out("rec-hellos", rec, rl);
+
+    /* a raw FRAG with the live token, length and CRC patched in */
+    start(0x01);
+    uint8_t buf[256];
+    size_t n = dgram(ESP_T_FRAG, 65, 0, NULL, 64, buf);
+    b8(1 | 0x10 | 0x20 | 0x40);
+    b16((unsigned) n);
+    memcpy(rec + rl, buf, n);
+    rl += n;
+    out("rec-raw-fixed", rec, rl);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: mkcorpus DIR\n");
+        return 2;
+    }
+    dir = argv[1];
+    raw_seeds();
+    record_seeds();
+    return 0;
+}
