@@ -69,6 +69,9 @@ static int esp_component_register(void)
 {
     mca_btl_esp_component_t *c = &mca_btl_esp_component;
     mca_base_component_t *v = &c->super.btl_version;
+    esp_proto_config_t d; /* the engine's defaults are the parameters' defaults */
+
+    esp_proto_config_default(&d);
 
     esp_mca_ifaces_register(v, &c->ifaces, "127.0.0.0/8,::1");
     reg_str("wire", "Datagram service under the protocol: udp (UDP sockets, unprivileged). "
@@ -76,23 +79,23 @@ static int esp_component_register(void)
             OPAL_INFO_LVL_4, &c->wire_name, "udp");
 
     reg_int("window", "Most segments in flight to one peer (a power of 2, 16..65536); "
-            "memory grows with traffic, not with this", OPAL_INFO_LVL_5, &c->window, 4096);
+            "memory grows with traffic, not with this", OPAL_INFO_LVL_5, &c->window, (int) d.window);
     reg_int("ack_delay", "Microseconds a receiver may wait to send a standalone ACK "
-            "(data going back carries it sooner)", OPAL_INFO_LVL_5, &c->ack_delay_us, 50);
+            "(data going back carries it sooner)", OPAL_INFO_LVL_5, &c->ack_delay_us, (int) (d.ack_delay_ns / 1000));
     reg_int("ack_every", "Segments received before an ACK is sent at once",
-            OPAL_INFO_LVL_5, &c->ack_every, 32);
+            OPAL_INFO_LVL_5, &c->ack_every, (int) d.ack_every);
     reg_int("rto_min", "Floor of the adaptive retransmit timeout, microseconds",
-            OPAL_INFO_LVL_5, &c->rto_min_us, 1000);
+            OPAL_INFO_LVL_5, &c->rto_min_us, (int) (d.rto_min_ns / 1000));
     reg_int("rto_max", "Ceiling of the retransmit timeout (and its backoff), microseconds",
-            OPAL_INFO_LVL_5, &c->rto_max_us, 100000);
+            OPAL_INFO_LVL_5, &c->rto_max_us, (int) (d.rto_max_ns / 1000));
     reg_int("rto_init", "Retransmit timeout before the first RTT measurement, microseconds",
-            OPAL_INFO_LVL_5, &c->rto_init_us, 10000);
+            OPAL_INFO_LVL_5, &c->rto_init_us, (int) (d.rto_init_ns / 1000));
     reg_int("peer_timeout", "Seconds without any acknowledgement from a peer that has data "
             "outstanding before the job is ended with an error naming that peer. Raise it if "
             "ranks compute for longer than this without calling MPI while others send to them",
-            OPAL_INFO_LVL_4, &c->peer_timeout_s, 30);
+            OPAL_INFO_LVL_4, &c->peer_timeout_s, (int) (d.peer_timeout_ns / 1000000000ull));
     reg_int("resend_per_pass", "Most retransmissions per progress pass",
-            OPAL_INFO_LVL_6, &c->resend_per_pass, 64);
+            OPAL_INFO_LVL_6, &c->resend_per_pass, (int) d.resend_per_pass);
     reg_str("rcvbuf", "Kernel receive buffer of each socket (k/m/g suffixes); as root the "
             "system limit is bypassed", OPAL_INFO_LVL_5, &c->rcvbuf, "4m");
     reg_str("sndbuf", "Kernel send buffer of each socket", OPAL_INFO_LVL_5, &c->sndbuf, "4m");
@@ -105,7 +108,7 @@ static int esp_component_register(void)
     reg_str("hold_budget", "Out-of-order bytes a receiver keeps per peer while a gap fills",
             OPAL_INFO_LVL_6, &c->hold_budget, "8m");
     reg_int("tiny", "Segments up to this many payload bytes, and ACKs, use the priority "
-            "channel (a second socket polled first)", OPAL_INFO_LVL_6, &c->tiny, 1024);
+            "channel (a second socket polled first)", OPAL_INFO_LVL_6, &c->tiny, (int) d.tiny);
     reg_int("checksum", "CRC-32C over every datagram (the CPU's instruction where present); "
             "a corrupted datagram is dropped and counted. 1: on every path; 0: off; -1 (auto): "
             "on every network path, off over loopback, where datagrams never leave memory. "

@@ -102,6 +102,12 @@ void esp_stats_report(mca_btl_esp_module_t *m)
         if (info.connected) {
             connected++;
             srtt_sum += info.srtt_ns;
+            if (mca_btl_esp_component.verbose >= 2) {
+                opal_output(0, "btl esp stats rank %u: peer %u srtt_us=%.1f min_rtt_us=%.1f "
+                            "rto_us=%.1f in_flight=%u cwnd=%zu ssthresh=%zu peer_wnd=%zu", rank,
+                            p, info.srtt_ns / 1e3, info.min_rtt_ns / 1e3, info.rto_ns / 1e3,
+                            info.in_flight, info.cwnd, info.ssthresh, info.peer_wnd);
+            }
         }
     }
     opal_output(0, "btl esp stats rank %u: peers=%u connected=%zu srtt_avg_us=%.1f "

@@ -523,9 +523,11 @@ void esp_proto_peer_info(const esp_proto_t *p, uint32_t peer, esp_peer_info_t *i
     }
     info->connected = c->state == ESP_ESTABLISHED;
     info->srtt_ns = c->srtt_ns;
+    info->min_rtt_ns = c->min_rtt_ns;
     info->rto_ns = c->rto_ns;
     info->in_flight = c->snd_nxt - c->snd_una;
     info->cwnd = c->cwnd;
+    info->ssthresh = c->ssthresh;
     info->peer_wnd = c->peer_wnd;
     info->state_bytes = sizeof(*c) + c->scap * sizeof(*c->sring) + c->rcap * sizeof(*c->rring)
                         + c->asm_cap + c->held_bytes;

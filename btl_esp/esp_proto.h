@@ -120,9 +120,9 @@ typedef struct esp_proto_stats {
 /* Per-peer figures for the finalize report. */
 typedef struct esp_peer_info {
     bool connected;
-    uint64_t srtt_ns, rto_ns;
+    uint64_t srtt_ns, min_rtt_ns, rto_ns;
     uint32_t in_flight;                /* segments */
-    size_t cwnd, peer_wnd;             /* bytes */
+    size_t cwnd, ssthresh, peer_wnd;   /* bytes */
     size_t state_bytes;                /* memory the engine holds for the peer */
 } esp_peer_info_t;
 
