@@ -1,0 +1,389 @@
+/*
+ * Associations on the one-to-many socket: made lazily by the first send to
+ * a link, identified by the first message each side sends on it, and read
+ * back with usrsctp_recvv, which returns messages of every association in
+ * turn, each with the peer's AF_CONN address and the association id.
+ * Messages larger than the receive buffer (or delivered early under
+ * receive-buffer pressure) arrive in pieces until MSG_EOR: reassembled per
+ * link. Every received byte is checked before use.
+ */
+#include "btl_sctp_hdr.h"
+#include "btl_sctp_stack.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <usrsctp.h>
+
+static void conn_to(const sctp_stack_t *st, uint32_t link, struct sockaddr_conn *to)
+{
+    memset(to, 0, sizeof(*to));
+    to->sconn_family = AF_CONN;
+    to->sconn_port = htons(st->links[link].sctp_port);
+    to->sconn_addr = sctp_stack_conn_addr(st, link);
+}
+
+/* One SCTP message on stream 0 (streams are mapped later). */
+static int send_one(sctp_stack_t *st, uint32_t link, const void *data, size_t len)
+{
+    sctp_link_t *l = &st->links[link];
+    struct sockaddr_conn to;
+    conn_to(st, link, &to);
+    struct sctp_sndinfo info = {
+        .snd_sid = 0,
+        /* The thesis's I-bit: a message of one packet is SACKed at once, so
+         * a lone small send never waits for the delayed-SACK timer. */
+        .snd_flags = len <= st->cfg.pmtu ? SCTP_SACK_IMMEDIATELY : 0,
+        .snd_ppid = htonl(SCTP_WIRE_PPID),
+    };
+    ssize_t n = usrsctp_sendv(st->so, data, len, (struct sockaddr *) &to, 1, &info, sizeof(info),
+                              SCTP_SENDV_SNDINFO, 0);
+    if (n < 0) {
+        int e = errno;
+        if (e == EWOULDBLOCK || e == EAGAIN) {
+            st->stats.tx_busy++;
+            return -EAGAIN;
+        }
+        return -(e ? e : EIO);
+    }
+    if ((size_t) n != len) {
+        return -EIO;   /* never for SOCK_SEQPACKET without explicit EOR */
+    }
+    if (l->assoc_id == 0) {
+        /* The association the first send made: for notifications about it. */
+        l->assoc_id = (uint32_t) usrsctp_getassocid(st->so, (struct sockaddr *) &to);
+    }
+    return 0;
+}
+
+int sctp_assoc_send(sctp_stack_t *st, uint32_t link, void *data, size_t len)
+{
+    if (link >= st->num_links || st->so == NULL || len < sizeof(sctp_wire_hdr_t)) {
+        return -EINVAL;
+    }
+    sctp_link_t *l = &st->links[link];
+    if (l->failed) {
+        return -EPIPE;
+    }
+    if (!l->ident_tx) {
+        sctp_wire_ident_t id;
+        memset(&id, 0, sizeof(id));
+        id.hdr.version = SCTP_WIRE_VERSION;
+        id.hdr.kind = SCTP_WIRE_IDENT;
+        id.magic = htonl(SCTP_IDENT_MAGIC);
+        id.jobid = htonl(st->cfg.jobid);
+        id.vpid = htonl(st->cfg.vpid);
+        uint64_t k = st->cfg.job_key;
+        id.job_key = ((uint64_t) htonl((uint32_t) k) << 32) | htonl((uint32_t) (k >> 32));
+        int rc = send_one(st, link, &id, sizeof(id));
+        if (rc != 0) {
+            return rc;
+        }
+        l->ident_tx = true;
+    }
+    int rc = send_one(st, link, data, len);
+    if (rc == 0) {
+        st->stats.tx_msgs++;
+        st->stats.tx_bytes += len;
+    }
+    return rc;
+}
+
+void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why)
+{
+    (void) why;
+    st->stats.assoc_rejected++;
+    l->aborted_id = l->assoc_id;
+    if (l->assoc_id != 0 && st->so != NULL) {
+        struct sctp_sndinfo info = {.snd_flags = SCTP_ABORT, .snd_assoc_id = l->assoc_id};
+        (void) usrsctp_sendv(st->so, NULL, 0, NULL, 0, &info, sizeof(info), SCTP_SENDV_SNDINFO, 0);
+    }
+    l->assoc_id = 0;
+    l->ident_tx = l->ident_rx = false;
+    l->reasm_len = 0;
+}
+
+void sctp_assoc_link_fini(sctp_link_t *l)
+{
+    free(l->reasm);
+    l->reasm = NULL;
+    l->reasm_len = l->reasm_cap = 0;
+}
+
+/* ------------------------------------------------------------ receive */
+
+static sctp_link_t *link_by_assoc(sctp_stack_t *st, uint32_t assoc_id, uint32_t *index)
+{
+    if (assoc_id == 0) {
+        return NULL;
+    }
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        if (st->links[i].assoc_id == assoc_id) {
+            *index = i;
+            return &st->links[i];
+        }
+    }
+    /* An association the peer made: its AF_CONN address names the link. */
+    struct sockaddr *addrs = NULL;
+    int n = usrsctp_getpaddrs(st->so, (sctp_assoc_t) assoc_id, &addrs);
+    sctp_link_t *l = NULL;
+    if (n > 0 && addrs != NULL && addrs[0].sa_family == AF_CONN) {
+        struct sockaddr_conn sc;
+        memcpy(&sc, addrs, sizeof(sc));
+        sctp_stack_t *owner = sctp_stack_from_conn_addr(sc.sconn_addr, index);
+        l = owner == st ? &st->links[*index] : NULL;
+    }
+    if (addrs != NULL) {
+        usrsctp_freepaddrs(addrs);
+    }
+    return l;
+}
+
+/* A new association on a link: identification starts over. */
+static void new_association(sctp_link_t *l, uint32_t assoc_id)
+{
+    l->assoc_id = assoc_id;
+    l->ident_rx = false;
+    l->reasm_len = 0;
+}
+
+static void association_ended(sctp_stack_t *st, uint32_t index, sctp_link_t *l, const char *why,
+                              bool failure)
+{
+    bool in_use = !l->stranger && l->user != NULL && (l->ident_tx || l->ident_rx);
+    l->assoc_id = 0;
+    l->ident_tx = l->ident_rx = false;
+    l->reasm_len = 0;
+    if (failure && in_use && !st->closing) {
+        l->failed = true;
+        if (st->ops.peer_failed != NULL) {
+            st->ops.peer_failed(st->ctx, l->user, index, why);
+        }
+    }
+}
+
+static void on_notification(sctp_stack_t *st, const uint8_t *buf, size_t len)
+{
+    union sctp_notification n;
+    if (len < sizeof(n.sn_header)) {
+        st->stats.rx_bad++;
+        return;
+    }
+    memcpy(&n, buf, len < sizeof(n) ? len : sizeof(n));
+    uint32_t index = 0;
+    sctp_link_t *l;
+    switch (n.sn_header.sn_type) {
+    case SCTP_ASSOC_CHANGE: {
+        if (len < sizeof(struct sctp_assoc_change)) {
+            st->stats.rx_bad++;
+            return;
+        }
+        const struct sctp_assoc_change *ac = &n.sn_assoc_change;
+        l = link_by_assoc(st, (uint32_t) ac->sac_assoc_id, &index);
+        switch (ac->sac_state) {
+        case SCTP_COMM_UP:
+            st->stats.assoc_up++;
+            if (l != NULL && l->assoc_id != (uint32_t) ac->sac_assoc_id) {
+                new_association(l, (uint32_t) ac->sac_assoc_id);
+            }
+            break;
+        case SCTP_RESTART:
+            /* The peer's stack started again: a process that lost its state. */
+            if (l != NULL) {
+                association_ended(st, index, l, "restarted its association (the process was "
+                                  "replaced or lost its state)", true);
+            }
+            break;
+        case SCTP_COMM_LOST:
+        case SCTP_CANT_STR_ASSOC:
+            st->stats.assoc_lost++;
+            if (l != NULL) {
+                association_ended(st, index, l,
+                                  ac->sac_state == SCTP_COMM_LOST
+                                      ? "stopped answering: its SCTP association was lost or "
+                                        "aborted"
+                                      : "could not be reached: no SCTP association could be made",
+                                  true);
+            }
+            break;
+        case SCTP_SHUTDOWN_COMP:
+            /* The peer closed gracefully (its MPI_Finalize). */
+            if (l != NULL) {
+                association_ended(st, index, l, NULL, false);
+            }
+            break;
+        default:
+            break;
+        }
+        break;
+    }
+    case SCTP_PARTIAL_DELIVERY_EVENT:
+        if (len >= sizeof(struct sctp_pdapi_event)
+            && (l = link_by_assoc(st, (uint32_t) n.sn_pdapi_event.pdapi_assoc_id, &index)) != NULL) {
+            l->reasm_len = 0;   /* the rest of that message will never come */
+        }
+        break;
+    default:
+        break;   /* SCTP_SHUTDOWN_EVENT: the peer is closing; nothing to do */
+    }
+}
+
+static void reject(sctp_stack_t *st, sctp_link_t *l, const char *why)
+{
+    sctp_assoc_abort(st, l, why);
+}
+
+static void on_ident(sctp_stack_t *st, uint32_t index, sctp_link_t *l, const uint8_t *msg,
+                     size_t len)
+{
+    sctp_wire_ident_t id;
+    if (len != sizeof(id)) {
+        st->stats.rx_bad++;
+        reject(st, l, "malformed identification");
+        return;
+    }
+    memcpy(&id, msg, sizeof(id));
+    uint64_t key = ((uint64_t) ntohl((uint32_t) id.job_key) << 32) | ntohl((uint32_t) (id.job_key >> 32));
+    uint32_t jobid = ntohl(id.jobid), vpid = ntohl(id.vpid);
+    if (ntohl(id.magic) != SCTP_IDENT_MAGIC || key != st->cfg.job_key) {
+        reject(st, l, "another job");
+        return;
+    }
+    if (l->stranger) {
+        void *user = NULL;
+        if (st->ops.identify == NULL
+            || st->ops.identify(st->ctx, index, &l->udp, jobid, vpid, &user) != 0) {
+            reject(st, l, "unknown peer");
+            return;
+        }
+        l->stranger = false;
+        st->strangers--;
+        l->jobid = jobid;
+        l->vpid = vpid;
+        l->user = user;
+    } else if (jobid != l->jobid || vpid != l->vpid) {
+        reject(st, l, "not the process published at this address");
+        return;
+    }
+    l->ident_rx = true;   /* a repeat (one per stream, later) changes nothing */
+}
+
+static void on_message(sctp_stack_t *st, uint32_t index, sctp_link_t *l, const uint8_t *msg,
+                       size_t len)
+{
+    sctp_wire_hdr_t h;
+    if (len < sizeof(h)) {
+        st->stats.rx_bad++;
+        return;
+    }
+    memcpy(&h, msg, sizeof(h));
+    if (h.version != SCTP_WIRE_VERSION) {
+        st->stats.rx_bad++;
+        return;
+    }
+    if (h.kind == SCTP_WIRE_IDENT) {
+        on_ident(st, index, l, msg, len);
+        return;
+    }
+    if (h.kind != SCTP_WIRE_FRAG) {
+        st->stats.rx_bad++;
+        return;
+    }
+    if (!l->ident_rx) {
+        /* Data before identification: not a peer of ours. */
+        st->stats.rx_unidentified++;
+        reject(st, l, "data before identification");
+        return;
+    }
+    st->stats.rx_msgs++;
+    st->stats.rx_bytes += len;
+    st->ops.deliver(st->ctx, l->user, h.tag, msg + sizeof(h), len - sizeof(h));
+}
+
+/* Keep a piece; true when it fits under the largest message we accept. */
+static bool reasm_append(sctp_stack_t *st, sctp_link_t *l, const uint8_t *p, size_t n)
+{
+    if (l->reasm_len + n > st->cfg.max_msg) {
+        return false;
+    }
+    if (l->reasm_len + n > l->reasm_cap) {
+        size_t cap = l->reasm_cap ? l->reasm_cap : 64 * 1024;
+        while (cap < l->reasm_len + n) {
+            cap *= 2;
+        }
+        if (cap > st->cfg.max_msg) {
+            cap = st->cfg.max_msg;
+        }
+        uint8_t *b = realloc(l->reasm, cap);
+        if (b == NULL) {
+            return false;
+        }
+        l->reasm = b;
+        l->reasm_cap = cap;
+    }
+    memcpy(l->reasm + l->reasm_len, p, n);
+    l->reasm_len += n;
+    return true;
+}
+
+void sctp_assoc_drain(sctp_stack_t *st)
+{
+    if (st->draining || st->so == NULL) {
+        return;
+    }
+    st->draining = true;
+    for (;;) {
+        struct sockaddr_conn from;
+        socklen_t fromlen = sizeof(from);
+        struct sctp_rcvinfo rcv;
+        socklen_t infolen = sizeof(rcv);
+        unsigned infotype = 0;
+        int flags = 0;
+        memset(&from, 0, sizeof(from));
+        ssize_t n = usrsctp_recvv(st->so, st->rxbuf, st->rxbuf_size, (struct sockaddr *) &from,
+                                  &fromlen, &rcv, &infolen, &infotype, &flags);
+        if (n < 0) {
+            break;   /* EWOULDBLOCK: drained */
+        }
+        if (flags & MSG_NOTIFICATION) {
+            if (flags & MSG_EOR) {
+                on_notification(st, st->rxbuf, (size_t) n);
+            } else {
+                st->stats.rx_bad++;   /* notifications fit the buffer; never split */
+            }
+            continue;
+        }
+        uint32_t index;
+        if (infotype != SCTP_RECVV_RCVINFO || from.sconn_family != AF_CONN
+            || sctp_stack_from_conn_addr(from.sconn_addr, &index) != st) {
+            st->stats.rx_bad++;
+            continue;
+        }
+        sctp_link_t *l = &st->links[index];
+        if ((uint32_t) rcv.rcv_assoc_id == l->aborted_id) {
+            continue;   /* queued before our abort */
+        }
+        if ((uint32_t) rcv.rcv_assoc_id != l->assoc_id) {
+            new_association(l, (uint32_t) rcv.rcv_assoc_id);
+        }
+        const uint8_t *msg = st->rxbuf;
+        size_t len = (size_t) n;
+        if (!(flags & MSG_EOR) || l->reasm_len > 0) {
+            st->stats.rx_partial++;
+            if (!reasm_append(st, l, st->rxbuf, (size_t) n)) {
+                st->stats.rx_bad++;
+                reject(st, l, "message larger than the largest fragment");
+                continue;
+            }
+            if (!(flags & MSG_EOR)) {
+                continue;
+            }
+            msg = l->reasm;
+            len = l->reasm_len;
+            l->reasm_len = 0;
+        }
+        on_message(st, index, l, msg, len);
+    }
+    st->draining = false;
+}

@@ -1,0 +1,43 @@
+/*
+ * What btl sctp puts inside each SCTP user message. SCTP keeps message
+ * boundaries, so there is no length field and no stream parsing: one BTL
+ * fragment is one SCTP message, an 8-byte header then ob1's bytes.
+ * Network byte order; every field is checked on receipt (docs/wire-protocol.md).
+ */
+#ifndef BTL_SCTP_HDR_H
+#define BTL_SCTP_HDR_H
+
+#include <stdint.h>
+
+#define SCTP_WIRE_VERSION 1
+/* Payload protocol identifier on every DATA chunk, so captures tell our
+ * messages apart ("OMPB"); the receiver does not trust it. */
+#define SCTP_WIRE_PPID 0x4f4d5042u
+#define SCTP_IDENT_MAGIC 0x53435449u /* "SCTI" */
+
+enum sctp_wire_kind {
+    SCTP_WIRE_FRAG = 1,   /* a BTL fragment: ob1's bytes follow */
+    SCTP_WIRE_IDENT = 2   /* who sends on this association: the first message */
+};
+
+typedef struct sctp_wire_hdr {
+    uint8_t version;
+    uint8_t kind;
+    uint8_t tag;          /* ob1's active-message tag (FRAG) */
+    uint8_t flags;        /* 0 */
+    uint32_t reserved;    /* 0; keeps ob1's bytes 8-byte aligned */
+} sctp_wire_hdr_t;
+
+typedef struct sctp_wire_ident {
+    sctp_wire_hdr_t hdr;
+    uint32_t magic;
+    uint32_t jobid;       /* the sender's Open MPI process name */
+    uint32_t vpid;
+    uint32_t reserved;
+    uint64_t job_key;     /* same for every job one mpirun launched */
+} sctp_wire_ident_t;
+
+_Static_assert(sizeof(sctp_wire_hdr_t) == 8, "sctp message header is 8 bytes");
+_Static_assert(sizeof(sctp_wire_ident_t) == 32, "sctp identification is 32 bytes");
+
+#endif

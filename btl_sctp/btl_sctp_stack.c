@@ -1,0 +1,431 @@
+/*
+ * usrsctp in conn mode and the UDP layer beneath it. usrsctp runs no
+ * threads here: every packet it emits leaves through sctp_conn_output on
+ * the caller's thread, every datagram we read goes in through
+ * usrsctp_conninput, and its timers advance only when a poll calls
+ * usrsctp_handle_timers. All of it happens inside progress.
+ */
+#include "btl_sctp_stack.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <usrsctp.h>
+
+/* Stacks one process may hold (MPI: one; tests: two). */
+#define SCTP_MAX_STACKS 4
+/* Links created by unknown senders' INITs before we stop taking more. */
+#define SCTP_MAX_STRANGERS 1024
+/* UDP batches read from one socket per pass at most. */
+#define RX_BATCHES_PER_PASS 4
+/* Bytes the path MTU given to usrsctp stays under the UDP payload limit. */
+#define PMTU_MARGIN 32
+/* How long close waits for the peers to acknowledge the shutdown. */
+#define CLOSE_WAIT_MS 500
+
+static sctp_stack_t *stacks[SCTP_MAX_STACKS];
+static int stacks_open;
+
+/* ------------------------------------------------------ AF_CONN addresses */
+
+/* instance+1 in the bits above 24, link+1 below: never NULL, and usrsctp
+ * only compares it and hands it back to sctp_conn_output. */
+void *sctp_stack_conn_addr(const sctp_stack_t *st, uint32_t link)
+{
+    return (void *) (((uintptr_t) (st->instance + 1) << 24) | ((uintptr_t) link + 1));
+}
+
+sctp_stack_t *sctp_stack_from_conn_addr(const void *addr, uint32_t *link)
+{
+    uintptr_t v = (uintptr_t) addr;
+    uintptr_t inst = (v >> 24) - 1, l = (v & 0xffffffu) - 1;
+    if (v == 0 || (v & 0xffffffu) == 0 || inst >= SCTP_MAX_STACKS || stacks[inst] == NULL
+        || l >= stacks[inst]->num_links) {
+        return NULL;
+    }
+    *link = (uint32_t) l;
+    return stacks[inst];
+}
+
+/* usrsctp's only way out: one SCTP packet to the peer the address names. */
+static int sctp_conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uint8_t set_df)
+{
+    uint32_t link;
+    sctp_stack_t *st = sctp_stack_from_conn_addr(addr, &link);
+    (void) tos;
+    (void) set_df;
+    if (st == NULL) {
+        return EINVAL;
+    }
+    sctp_link_t *l = &st->links[link];
+    struct iovec iov = {buffer, length};
+    int rc = esp_dgram_send(&st->socks[l->nic], &l->udp, &iov, 1);
+    if (rc != 0) {
+        st->stats.out_errors++;   /* lost, as on a wire: SCTP retransmits */
+        return -rc;
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------------- links */
+
+int sctp_stack_link(sctp_stack_t *st, const esp_sockaddr_t *udp, size_t nic, uint16_t sctp_port,
+                    bool stranger)
+{
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        if (esp_sockaddr_equal(&st->links[i].udp, udp)) {
+            return (int) i;
+        }
+    }
+    if (st->num_links >= 0xfffffeu) {
+        return -1;
+    }
+    if (st->num_links == st->cap_links) {
+        uint32_t cap = st->cap_links ? st->cap_links * 2 : 16;
+        sctp_link_t *n = realloc(st->links, cap * sizeof(*n));
+        if (n == NULL) {
+            return -1;
+        }
+        st->links = n;
+        st->cap_links = cap;
+    }
+    uint32_t i = st->num_links++;
+    sctp_link_t *l = &st->links[i];
+    memset(l, 0, sizeof(*l));
+    l->udp = *udp;
+    l->nic = nic;
+    l->sctp_port = sctp_port;
+    l->in_use = true;
+    l->stranger = stranger;
+    if (stranger) {
+        st->strangers++;
+    }
+    /* A bound-all socket accepts packets for registered addresses only. */
+    usrsctp_register_address(sctp_stack_conn_addr(st, i));
+    return (int) i;
+}
+
+/* Which link sent this datagram; strangers only by an INIT. */
+static int link_for_source(sctp_stack_t *st, size_t nic, const esp_sockaddr_t *from,
+                           const uint8_t *pkt, size_t len)
+{
+    uint32_t c = st->last_rx_link;
+    if (c < st->num_links && esp_sockaddr_equal(&st->links[c].udp, from)) {
+        return (int) c;
+    }
+    /* Linear: fine for the peers of one job on one host; a hash when it shows. */
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        if (esp_sockaddr_equal(&st->links[i].udp, from)) {
+            st->last_rx_link = i;
+            return (int) i;
+        }
+    }
+    /* An unknown sender may only start an association: the first chunk of
+     * its packet (after the 12-byte common header) must be INIT (type 1). */
+    if (len < 16 || pkt[12] != 1 || st->strangers >= SCTP_MAX_STRANGERS || st->closing) {
+        st->stats.rx_unknown_src++;
+        return -1;
+    }
+    uint16_t port = (uint16_t) (pkt[0] << 8 | pkt[1]);
+    return sctp_stack_link(st, from, nic, port, true);
+}
+
+/* ---------------------------------------------------------- set-up */
+
+static int opt(sctp_stack_t *st, int level, int name, const void *val, socklen_t len,
+               const char *what, char *err, size_t errlen)
+{
+    if (usrsctp_setsockopt(st->so, level, name, val, len) != 0) {
+        snprintf(err, errlen, "usrsctp socket option %s: %s", what, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : (uint32_t) v;
+}
+
+static int set_options(sctp_stack_t *st, char *err, size_t errlen)
+{
+    const sctp_stack_config_t *c = &st->cfg;
+    int one = 1;
+    int rcv = (int) c->so_rcvbuf, snd = (int) c->so_sndbuf;
+    /* Retransmissions to a peer that does not answer (busy outside MPI:
+     * in conn mode its stack runs only in its progress) before it is
+     * declared lost: peer_timeout / rto_max. */
+    uint16_t maxrxt = (uint16_t) clamp_u32(c->peer_timeout_ms / (c->rto_max_ms ? c->rto_max_ms : 1),
+                                           2, 65535);
+    struct sctp_initmsg init = {
+        .sinit_num_ostreams = c->streams,
+        .sinit_max_instreams = c->streams,
+        .sinit_max_attempts = maxrxt,
+        .sinit_max_init_timeo = (uint16_t) clamp_u32(c->rto_max_ms, 1, 65535),
+    };
+    struct sctp_rtoinfo rto = {
+        .srto_assoc_id = SCTP_FUTURE_ASSOC,
+        .srto_initial = c->rto_init_ms,
+        .srto_max = c->rto_max_ms,
+        .srto_min = c->rto_min_ms,
+    };
+    struct sctp_assocparams assoc = {.sasoc_assoc_id = SCTP_FUTURE_ASSOC, .sasoc_asocmaxrxt = maxrxt};
+    /* One path per association in conn mode: heartbeats buy no failover,
+     * and a peer computing outside MPI could not answer them. usrsctp's
+     * path MTU is fixed at 1500: raise it to what the UDP socket carries. */
+    struct sctp_paddrparams pp;
+    memset(&pp, 0, sizeof(pp));
+    pp.spp_assoc_id = SCTP_FUTURE_ASSOC;
+    pp.spp_flags = SPP_PMTUD_DISABLE | SPP_HB_DISABLE;
+    pp.spp_pathmtu = c->pmtu;
+    pp.spp_pathmaxrxt = maxrxt;
+    struct sctp_sack_info sack = {
+        .sack_assoc_id = SCTP_FUTURE_ASSOC, .sack_delay = c->sack_delay_ms, .sack_freq = 2};
+    int interleave = 1;   /* one peer's partial message does not block the others */
+
+    if (opt(st, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv), "SO_RCVBUF", err, errlen)
+        || opt(st, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd), "SO_SNDBUF", err, errlen)
+        || opt(st, IPPROTO_SCTP, SCTP_RECVRCVINFO, &one, sizeof(one), "SCTP_RECVRCVINFO", err, errlen)
+        || opt(st, IPPROTO_SCTP, SCTP_NODELAY, &one, sizeof(one), "SCTP_NODELAY", err, errlen)
+        || opt(st, IPPROTO_SCTP, SCTP_FRAGMENT_INTERLEAVE, &interleave, sizeof(interleave),
+               "SCTP_FRAGMENT_INTERLEAVE", err, errlen)
+        || opt(st, IPPROTO_SCTP, SCTP_INITMSG, &init, sizeof(init), "SCTP_INITMSG", err, errlen)
+        || opt(st, IPPROTO_SCTP, SCTP_RTOINFO, &rto, sizeof(rto), "SCTP_RTOINFO", err, errlen)
+        || opt(st, IPPROTO_SCTP, SCTP_ASSOCINFO, &assoc, sizeof(assoc), "SCTP_ASSOCINFO", err, errlen)
+        || opt(st, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof(pp), "SCTP_PEER_ADDR_PARAMS",
+               err, errlen)
+        || opt(st, IPPROTO_SCTP, SCTP_DELAYED_SACK, &sack, sizeof(sack), "SCTP_DELAYED_SACK",
+               err, errlen)) {
+        return -1;
+    }
+    static const uint16_t events[] = {SCTP_ASSOC_CHANGE, SCTP_SHUTDOWN_EVENT,
+                                      SCTP_PARTIAL_DELIVERY_EVENT};
+    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+        struct sctp_event ev = {.se_assoc_id = SCTP_FUTURE_ASSOC, .se_type = events[i], .se_on = 1};
+        if (opt(st, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), "SCTP_EVENT", err, errlen)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void close_sockets(sctp_stack_t *st)
+{
+    for (size_t i = 0; i < st->num_socks; i++) {
+        esp_dgram_close(&st->socks[i]);
+    }
+    free(st->socks);
+    st->socks = NULL;
+    st->num_socks = 0;
+}
+
+int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
+                    const sctp_stack_ops_t *ops, void *ctx, char *err, size_t errlen)
+{
+    memset(st, 0, sizeof(*st));
+    st->cfg = *cfg;
+    st->ops = *ops;
+    st->ctx = ctx;
+    st->instance = -1;
+    for (int i = 0; i < SCTP_MAX_STACKS; i++) {
+        if (stacks[i] == NULL) {
+            st->instance = i;
+            break;
+        }
+    }
+    if (st->instance < 0 || cfg->num_ifaces == 0) {
+        snprintf(err, errlen, "%s", cfg->num_ifaces == 0 ? "no local address"
+                                                         : "too many sctp stacks in one process");
+        return -1;
+    }
+    st->socks = calloc(cfg->num_ifaces, sizeof(*st->socks));
+    st->rxbuf_size = cfg->max_msg;
+    st->rxbuf = malloc(st->rxbuf_size);
+    if (st->socks == NULL || st->rxbuf == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    uint32_t pmtu = 65536;
+    for (size_t i = 0; i < cfg->num_ifaces; i++) {
+        esp_dgram_open_args_t a = {&cfg->ifaces[i], 0, cfg->udp_rcvbuf, cfg->udp_sndbuf, false};
+        char e[256];
+        if (esp_dgram_open(&st->socks[i], &a, e, sizeof(e)) != 0) {
+            snprintf(err, errlen, "%s", e);
+            goto fail;
+        }
+        st->num_socks++;
+        if (st->socks[i].max_payload < pmtu) {
+            pmtu = (uint32_t) st->socks[i].max_payload;
+        }
+    }
+    /* A whole SCTP packet must fit one UDP datagram (no IP fragmentation).
+     * usrsctp 0.9.5 hands conn_output packets up to 12 bytes longer than
+     * the path MTU it was given (65516 for 65504, measured): keep a margin.
+     * SCTP wants a multiple of 4. */
+    pmtu = pmtu > PMTU_MARGIN + 1200 ? pmtu - PMTU_MARGIN : 1200;
+    if (st->cfg.pmtu == 0 || st->cfg.pmtu > pmtu) {
+        st->cfg.pmtu = pmtu;
+    }
+    st->cfg.pmtu &= ~3u;
+
+    if (stacks_open == 0) {
+        usrsctp_init_nothreads(0, sctp_conn_output, NULL);
+        usrsctp_sysctl_set_sctp_ecn_enable(0);
+    }
+    if (cfg->crc32c_offload) {
+        usrsctp_enable_crc32c_offload();
+    }
+    stacks[st->instance] = st;
+    stacks_open++;
+    st->last_tick_ms = esp_dgram_now_ns() / 1000000u;
+
+    st->so = usrsctp_socket(AF_CONN, SOCK_SEQPACKET, IPPROTO_SCTP, NULL, NULL, 0, NULL);
+    if (st->so == NULL) {
+        snprintf(err, errlen, "usrsctp_socket(AF_CONN, SOCK_SEQPACKET): %s", strerror(errno));
+        goto fail_stack;
+    }
+    if (usrsctp_set_non_blocking(st->so, 1) != 0) {
+        snprintf(err, errlen, "usrsctp_set_non_blocking: %s", strerror(errno));
+        goto fail_stack;
+    }
+    if (set_options(st, err, errlen) != 0) {
+        goto fail_stack;
+    }
+    /* No address: bound to every registered AF_CONN address (every link). */
+    struct sockaddr_conn me;
+    memset(&me, 0, sizeof(me));
+    me.sconn_family = AF_CONN;
+    me.sconn_port = htons(cfg->sctp_port);
+    if (usrsctp_bind(st->so, (struct sockaddr *) &me, sizeof(me)) != 0) {
+        snprintf(err, errlen, "usrsctp_bind(AF_CONN port %u): %s", cfg->sctp_port, strerror(errno));
+        goto fail_stack;
+    }
+    if (usrsctp_listen(st->so, 1) != 0) {
+        snprintf(err, errlen, "usrsctp_listen: %s", strerror(errno));
+        goto fail_stack;
+    }
+    return 0;
+
+fail_stack:
+    sctp_stack_close(st);
+    return -1;
+fail:
+    close_sockets(st);
+    free(st->rxbuf);
+    st->rxbuf = NULL;
+    return -1;
+}
+
+uint16_t sctp_stack_udp_port(const sctp_stack_t *st, size_t i)
+{
+    const esp_sockaddr_t *a = &st->socks[i].local;
+    return ntohs(a->u.sa.sa_family == AF_INET ? a->u.in4.sin_port : a->u.in6.sin6_port);
+}
+
+/* ---------------------------------------------------------- input */
+
+static void advance_timers(sctp_stack_t *st, uint64_t now_ms)
+{
+    if (now_ms > st->last_tick_ms) {
+        usrsctp_handle_timers((uint32_t) (now_ms - st->last_tick_ms));
+        st->last_tick_ms = now_ms;
+    }
+}
+
+static int read_input(sctp_stack_t *st, uint64_t now_ns)
+{
+    esp_dgram_msg_t msgs[ESP_DGRAM_RX_BATCH];
+    int total = 0;
+    for (size_t s = 0; s < st->num_socks; s++) {
+        for (int b = 0; b < RX_BATCHES_PER_PASS; b++) {
+            int n = esp_dgram_recv(&st->socks[s], msgs, ESP_DGRAM_RX_BATCH, now_ns);
+            for (int k = 0; k < n; k++) {
+                /* usrsctp checks the packet (CRC32c, verification tag,
+                 * chunk lengths); we only refuse what is not even a header. */
+                if (msgs[k].len < sizeof(struct sctp_common_header)) {
+                    st->stats.rx_bad++;
+                    continue;
+                }
+                int link = link_for_source(st, s, &msgs[k].from, msgs[k].buf, msgs[k].len);
+                if (link >= 0) {
+                    usrsctp_conninput(sctp_stack_conn_addr(st, (uint32_t) link), msgs[k].buf,
+                                      msgs[k].len, 0);
+                }
+            }
+            if (n <= 0) {
+                break;
+            }
+            total += n;
+            if (n < ESP_DGRAM_RX_BATCH) {
+                break;   /* drained */
+            }
+        }
+    }
+    return total;
+}
+
+int sctp_stack_poll(sctp_stack_t *st)
+{
+    if (st->so == NULL) {
+        return 0;
+    }
+    uint64_t now = esp_dgram_now_ns();
+    int n = read_input(st, now);
+    advance_timers(st, now / 1000000u);
+    sctp_assoc_drain(st);
+    return n;
+}
+
+/* ---------------------------------------------------------- close */
+
+void sctp_stack_close(sctp_stack_t *st)
+{
+    bool finished = false;   /* usrsctp_finish succeeded: the stack is gone */
+    st->closing = true;
+    if (st->so != NULL) {
+        /* Graceful: queued data goes out, then SHUTDOWN; the peers see a
+         * shutdown, not a lost association. */
+        usrsctp_close(st->so);
+        st->so = NULL;
+        uint64_t end = esp_dgram_now_ns() + (uint64_t) CLOSE_WAIT_MS * 1000000u;
+        while (esp_dgram_now_ns() < end) {
+            /* The whole process's stack answers: other stacks' input too. */
+            for (int i = 0; i < SCTP_MAX_STACKS; i++) {
+                if (stacks[i] != NULL) {
+                    read_input(stacks[i], esp_dgram_now_ns());
+                }
+            }
+            advance_timers(st, esp_dgram_now_ns() / 1000000u);
+            if (stacks_open == 1 && usrsctp_finish() == 0) {
+                finished = true;
+                break;
+            }
+            /* The peer's answer takes a round trip through its progress. */
+            struct timespec ts = {0, 200000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        if (!finished) {
+            usrsctp_deregister_address(sctp_stack_conn_addr(st, i));
+        }
+        sctp_assoc_link_fini(&st->links[i]);
+    }
+    if (st->instance >= 0 && stacks[st->instance] == st) {
+        stacks[st->instance] = NULL;
+        if (--stacks_open == 0 && !finished) {
+            for (int i = 0; i < 100 && usrsctp_finish() != 0; i++) {
+                usrsctp_handle_timers(10);
+            }
+        }
+    }
+    close_sockets(st);
+    free(st->links);
+    st->links = NULL;
+    st->num_links = st->cap_links = 0;
+    free(st->rxbuf);
+    st->rxbuf = NULL;
+}

@@ -1,0 +1,143 @@
+/*
+ * The sctp transport under the BTL, without Open MPI (unit-tested alone):
+ *   stack  (btl_sctp_stack.c)  usrsctp set up in conn mode (no threads,
+ *          AF_CONN), the UDP sockets below it (common/esp_dgram), the one
+ *          one-to-many SCTP socket and its options, input, timers.
+ *   assoc  (btl_sctp_assoc.c)  per peer: the association, identification,
+ *          sending one message per fragment, receiving and reassembling
+ *          until MSG_EOR, notifications, abort.
+ * A peer is a "link": its index names it everywhere, and the AF_CONN
+ * address usrsctp knows it by encodes that index (and the stack instance,
+ * so that a test can run two stacks in one process).
+ */
+#ifndef BTL_SCTP_STACK_H
+#define BTL_SCTP_STACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "esp_dgram.h"
+#include "esp_ifsel.h"
+
+struct socket;   /* usrsctp */
+
+/* What the layer above (the BTL, or a test) is told. */
+typedef struct sctp_stack_ops {
+    /* A whole message from an identified peer; data is valid during the call. */
+    void (*deliver)(void *ctx, void *peer_user, uint8_t tag, const void *data, size_t len);
+    /* The association to a peer in use is gone (lost, aborted, restarted). */
+    void (*peer_failed)(void *ctx, void *peer_user, uint32_t link, const char *why);
+    /* A link nobody added (a UDP source we did not know) identified itself
+     * as jobid/vpid of our job family: return 0 and *peer_user to accept it. */
+    int (*identify)(void *ctx, uint32_t link, const esp_sockaddr_t *from, uint32_t jobid,
+                    uint32_t vpid, void **peer_user);
+} sctp_stack_ops_t;
+
+typedef struct sctp_stack_config {
+    const esp_if_t *ifaces;      /* one UDP socket per address */
+    size_t num_ifaces;
+    uint16_t sctp_port;          /* our SCTP port (AF_CONN ports are per stack) */
+    size_t udp_rcvbuf, udp_sndbuf;
+    size_t so_rcvbuf, so_sndbuf; /* the SCTP socket's buffers */
+    size_t max_msg;              /* largest message we accept (header included) */
+    uint32_t pmtu;               /* 0: the largest UDP payload of the interface */
+    uint32_t rto_min_ms, rto_max_ms, rto_init_ms;
+    uint32_t peer_timeout_ms;    /* retransmissions to a silent peer before it is lost */
+    uint16_t streams;
+    uint32_t sack_delay_ms;
+    uint32_t jobid, vpid;        /* who we are, for the identification message */
+    uint64_t job_key;
+    bool crc32c_offload;         /* skip usrsctp's CRC32c (loopback only) */
+} sctp_stack_config_t;
+
+typedef struct sctp_stack_stats {
+    uint64_t tx_msgs, tx_bytes, tx_busy;        /* busy: send buffer full, retried later */
+    uint64_t rx_msgs, rx_bytes, rx_partial;     /* partial: pieces before MSG_EOR */
+    uint64_t rx_unknown_src;                    /* datagrams from strangers over the limit */
+    uint64_t rx_bad;                            /* malformed messages: dropped */
+    uint64_t rx_unidentified;                   /* data before identification */
+    uint64_t assoc_rejected;                    /* aborted: another job or unknown peer */
+    uint64_t assoc_up, assoc_lost;
+    uint64_t out_errors;                        /* datagrams the kernel refused */
+} sctp_stack_stats_t;
+
+/* One peer as usrsctp reaches it. */
+typedef struct sctp_link {
+    esp_sockaddr_t udp;           /* its UDP address and port */
+    size_t nic;                   /* which of our sockets reaches it */
+    uint16_t sctp_port;
+    bool in_use;
+    bool stranger;                /* created by its datagrams, not by us: not yet identified */
+    uint32_t jobid, vpid;         /* who it must be (known links) */
+    void *user;                   /* the layer above's endpoint */
+    /* association state (btl_sctp_assoc.c) */
+    uint32_t assoc_id;            /* 0: none seen yet */
+    uint32_t aborted_id;          /* the association we aborted: its queued rest is dropped */
+    bool ident_tx, ident_rx;      /* identification sent / received on it */
+    bool failed;                  /* lost: no more sends */
+    uint8_t *reasm;               /* pieces of a message before MSG_EOR */
+    size_t reasm_len, reasm_cap;
+} sctp_link_t;
+
+typedef struct sctp_stack {
+    int instance;                 /* slot in the process's table of stacks */
+    sctp_stack_config_t cfg;
+    sctp_stack_ops_t ops;
+    void *ctx;
+    esp_dgram_sock_t *socks;
+    size_t num_socks;
+    struct socket *so;            /* the one-to-many SCTP socket */
+    sctp_link_t *links;
+    uint32_t num_links, cap_links;
+    uint32_t last_rx_link;        /* cache: datagrams come in runs from one peer */
+    uint32_t strangers;
+    uint64_t last_tick_ms;
+    uint8_t *rxbuf;               /* usrsctp_recvv target */
+    size_t rxbuf_size;
+    bool draining;                /* no nested receive loop from a delivery */
+    bool closing;
+    sctp_stack_stats_t stats;
+} sctp_stack_t;
+
+/* Start usrsctp (first stack in the process), open the UDP sockets and the
+ * SCTP socket with its options. Returns 0, or -1 with one message in err. */
+int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
+                    const sctp_stack_ops_t *ops, void *ctx, char *err, size_t errlen);
+/* Shut associations down gracefully (bounded wait), close, and stop usrsctp
+ * with the last stack. */
+void sctp_stack_close(sctp_stack_t *st);
+
+/* Our UDP port on socket i (host order), for the modex. */
+uint16_t sctp_stack_udp_port(const sctp_stack_t *st, size_t i);
+
+/* The link for a peer's UDP address, created when new (stranger: created by
+ * its own datagrams). Returns the index or -1 (out of memory). */
+int sctp_stack_link(sctp_stack_t *st, const esp_sockaddr_t *udp, size_t nic, uint16_t sctp_port,
+                    bool stranger);
+
+/* One pass: read the UDP sockets into usrsctp, run its timers, deliver what
+ * arrived. Returns the number of datagrams read. */
+int sctp_stack_poll(sctp_stack_t *st);
+
+/* ---- btl_sctp_assoc.c ---- */
+
+/* Send one message (the 8-byte header already at data) to a link; the
+ * association is made on first use. Returns 0 (usrsctp copied it), -EAGAIN
+ * (send buffer full: retry after a poll), or another -errno (peer failed). */
+int sctp_assoc_send(sctp_stack_t *st, uint32_t link, void *data, size_t len);
+
+/* Read every waiting message and notification off the socket. */
+void sctp_assoc_drain(sctp_stack_t *st);
+
+/* Abort a link's association (bad identification, a stranger we reject). */
+void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why);
+
+/* Free per-link receive state. */
+void sctp_assoc_link_fini(sctp_link_t *l);
+
+/* The AF_CONN address of a link, and back (NULL / -1 if not ours). */
+void *sctp_stack_conn_addr(const sctp_stack_t *st, uint32_t link);
+sctp_stack_t *sctp_stack_from_conn_addr(const void *addr, uint32_t *link);
+
+#endif

@@ -1,0 +1,319 @@
+/*
+ * The sctp transport without MPI: two usrsctp conn-mode stacks in one
+ * process, each on its own UDP socket on 127.0.0.1, one-to-many sockets.
+ * Checks every byte of messages of 1 B .. 1 MiB both ways, the send buffer
+ * filling and draining, a peer learnt from its identification, and that a
+ * stack of another job is refused.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../../btl_sctp/btl_sctp_hdr.h"
+#include "../../btl_sctp/btl_sctp_stack.h"
+#include "unit.h"
+
+#define MAX_PAYLOAD (1u << 20)
+#define JOB_KEY 0x1234567890abcdefull
+
+typedef struct side {
+    sctp_stack_t st;
+    const char *name;
+    /* what arrived */
+    uint64_t received, bytes;
+    uint32_t expect_seq;
+    int bad;
+    int failed;
+    int identified;
+    bool echo;               /* send every message back */
+    uint32_t echo_link;
+    uint8_t *echo_buf;
+    size_t echo_len;         /* a message waiting to go back */
+} side_t;
+
+static uint8_t pattern(uint32_t seq, size_t i)
+{
+    return (uint8_t) (seq * 131u + i * 7u + (i >> 8));
+}
+
+static void fill(uint8_t *buf, uint32_t seq, size_t len)
+{
+    sctp_wire_hdr_t h = {SCTP_WIRE_VERSION, SCTP_WIRE_FRAG, 0x42, 0, 0};
+    memcpy(buf, &h, sizeof(h));
+    uint8_t *p = buf + sizeof(h);
+    for (size_t i = 0; i < len; i++) {
+        p[i] = pattern(seq, i);
+    }
+    if (len >= 4) {
+        memcpy(p, &seq, 4);
+    }
+}
+
+static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data, size_t len)
+{
+    side_t *s = ctx;
+    (void) peer_user;
+    const uint8_t *p = data;
+    uint32_t seq = s->expect_seq;
+    if (len >= 4) {
+        memcpy(&seq, p, 4);
+    }
+    if (tag != 0x42 || seq != s->expect_seq) {
+        s->bad++;
+    }
+    for (size_t i = 4; i < len; i++) {
+        if (p[i] != pattern(seq, i)) {
+            s->bad++;
+            break;
+        }
+    }
+    if (len < 4) {
+        for (size_t i = 0; i < len; i++) {
+            s->bad += p[i] != pattern(seq, i);
+        }
+    }
+    s->expect_seq++;
+    s->received++;
+    s->bytes += len;
+    if (s->echo) {
+        /* Sent back from the test loop, not from inside the stack's drain. */
+        memcpy(s->echo_buf + sizeof(sctp_wire_hdr_t), data, len);
+        s->echo_len = len + sizeof(sctp_wire_hdr_t);
+    }
+}
+
+static void on_failed(void *ctx, void *peer_user, uint32_t link, const char *why)
+{
+    side_t *s = ctx;
+    (void) peer_user;
+    printf("    %s: link %u failed: %s (out errors %llu)\n", s->name, link, why,
+           (unsigned long long) s->st.stats.out_errors);
+    s->failed++;
+}
+
+static int on_identify(void *ctx, uint32_t link, const esp_sockaddr_t *from, uint32_t jobid,
+                       uint32_t vpid, void **peer_user)
+{
+    side_t *s = ctx;
+    (void) from;
+    if (jobid != 7 || vpid != 0) {
+        return -1;
+    }
+    s->identified++;
+    s->echo_link = link;
+    *peer_user = s;
+    return 0;
+}
+
+static const sctp_stack_ops_t ops = {on_deliver, on_failed, on_identify};
+
+static esp_if_t lo_if(void)
+{
+    esp_if_t ifa;
+    memset(&ifa, 0, sizeof(ifa));
+    snprintf(ifa.name, sizeof(ifa.name), "lo");
+    ifa.family = AF_INET;
+    ifa.addr[0] = 127;
+    ifa.addr[3] = 1;
+    ifa.prefixlen = 8;
+    ifa.ifindex = if_nametoindex("lo");
+    ifa.mtu = 65536;
+    ifa.loopback = true;
+    return ifa;
+}
+
+static esp_if_t lo;
+
+static bool open_side(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key)
+{
+    memset(s, 0, sizeof(*s));
+    s->name = name;
+    sctp_stack_config_t cfg = {
+        .ifaces = &lo,
+        .num_ifaces = 1,
+        .sctp_port = port,
+        .udp_rcvbuf = 8u << 20,
+        .udp_sndbuf = 4u << 20,
+        .so_rcvbuf = 4u << 20,
+        .so_sndbuf = 4u << 20,
+        .max_msg = MAX_PAYLOAD + sizeof(sctp_wire_hdr_t),
+        .rto_min_ms = 20,
+        .rto_max_ms = 100,
+        .rto_init_ms = 50,
+        .peer_timeout_ms = 30000,
+        .streams = 16,
+        .sack_delay_ms = 10,
+        .jobid = 7,
+        .vpid = vpid,
+        .job_key = key,
+    };
+    char err[256] = "";
+    if (sctp_stack_open(&s->st, &cfg, &ops, s, err, sizeof(err)) != 0) {
+        printf("    %s: %s\n", name, err);
+        return false;
+    }
+    s->echo_buf = malloc(MAX_PAYLOAD + 64);
+    return s->echo_buf != NULL;
+}
+
+static void close_side(side_t *s)
+{
+    sctp_stack_close(&s->st);
+    free(s->echo_buf);
+}
+
+static void send_echo(side_t *s)
+{
+    if (s->echo_len == 0) {
+        return;
+    }
+    sctp_wire_hdr_t h = {SCTP_WIRE_VERSION, SCTP_WIRE_FRAG, 0x42, 0, 0};
+    memcpy(s->echo_buf, &h, sizeof(h));
+    int rc = sctp_assoc_send(&s->st, s->echo_link, s->echo_buf, s->echo_len);
+    if (rc == 0) {
+        s->echo_len = 0;
+    } else if (rc != -EAGAIN) {
+        s->bad++;
+        s->echo_len = 0;
+    }
+}
+
+static void poll_both(side_t *a, side_t *b)
+{
+    sctp_stack_poll(&a->st);
+    sctp_stack_poll(&b->st);
+    send_echo(a);
+    send_echo(b);
+}
+
+static int link_to(side_t *from, side_t *to, uint32_t vpid)
+{
+    int l = sctp_stack_link(&from->st, &to->st.socks[0].local, 0, to->st.cfg.sctp_port, false);
+    if (l >= 0) {
+        from->st.links[l].jobid = 7;
+        from->st.links[l].vpid = vpid;
+        from->st.links[l].user = to;
+    }
+    return l;
+}
+
+/* Sizes from 1 B to 1 MiB, A -> B -> (echo) -> A, every byte checked. */
+static void sizes_both_ways(void)
+{
+    side_t a, b;
+    CHECK(open_side(&a, "A", 5001, 0, JOB_KEY));
+    CHECK(open_side(&b, "B", 5002, 1, JOB_KEY));
+    b.echo = true;
+    int l = link_to(&a, &b, 1);
+    CHECK(l >= 0);
+    static const size_t sizes[] = {1,     3,      4,      8,      100,    1000,   1400,
+                                   4096,  8192,   16384,  65000,  65496,  65535,  65536,
+                                   100000, 262144, 500000, 1048575, MAX_PAYLOAD};
+    size_t n = sizeof(sizes) / sizeof(sizes[0]);
+    uint8_t *buf = malloc(MAX_PAYLOAD + 64);
+    uint64_t deadline = esp_dgram_now_ns() + 20000000000ull;
+    for (size_t i = 0; i < n && l >= 0; i++) {
+        fill(buf, (uint32_t) i, sizes[i]);
+        int rc;
+        while ((rc = sctp_assoc_send(&a.st, (uint32_t) l, buf, sizes[i] + 8)) == -EAGAIN) {
+            poll_both(&a, &b);
+        }
+        CHECK(rc == 0);
+        if (rc != 0) {
+            break;
+        }
+        while (a.received < i + 1 && esp_dgram_now_ns() < deadline && !a.failed && !b.failed) {
+            poll_both(&a, &b);
+        }
+    }
+    CHECK(b.received == n);
+    CHECK(a.received == n);
+    CHECK(a.bad == 0 && b.bad == 0);
+    CHECK(b.identified == 1);   /* B learnt A from A's identification */
+    CHECK(a.failed == 0 && b.failed == 0);
+    CHECK(a.st.stats.rx_bad == 0 && b.st.stats.rx_bad == 0);
+    printf("    %llu+%llu messages, %llu bytes; partial pieces A %llu B %llu; busy A %llu B %llu; "
+           "path MTU %u\n",
+           (unsigned long long) b.received, (unsigned long long) a.received,
+           (unsigned long long) (a.bytes + b.bytes), (unsigned long long) a.st.stats.rx_partial,
+           (unsigned long long) b.st.stats.rx_partial, (unsigned long long) a.st.stats.tx_busy,
+           (unsigned long long) b.st.stats.tx_busy, a.st.cfg.pmtu);
+    free(buf);
+    close_side(&a);
+    close_side(&b);
+}
+
+/* A stream of 64 KiB messages that overruns the send buffer: -EAGAIN, then
+ * everything arrives in order once polled. */
+static void stream_fills_send_buffer(void)
+{
+    side_t a, b;
+    CHECK(open_side(&a, "A", 5003, 0, JOB_KEY));
+    CHECK(open_side(&b, "B", 5004, 1, JOB_KEY));
+    int l = link_to(&a, &b, 1);
+    uint8_t *buf = malloc(MAX_PAYLOAD + 64);
+    const uint32_t count = 400;
+    uint64_t t0 = esp_dgram_now_ns(), deadline = t0 + 20000000000ull;
+    for (uint32_t i = 0; i < count && esp_dgram_now_ns() < deadline; i++) {
+        fill(buf, i, 65536 - 8);
+        int rc;
+        while ((rc = sctp_assoc_send(&a.st, (uint32_t) l, buf, 65536)) == -EAGAIN) {
+            poll_both(&a, &b);
+        }
+        CHECK(rc == 0);
+        if (rc != 0) {
+            break;
+        }
+    }
+    while (b.received < count && esp_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);
+    }
+    double s = (double) (esp_dgram_now_ns() - t0) / 1e9;
+    CHECK(b.received == count);
+    CHECK(b.bad == 0);
+    CHECK(a.st.stats.tx_busy > 0);
+    printf("    %u x 64 KiB in %.3f s (%.0f MB/s), send buffer full %llu times\n", count, s,
+           count * 65536.0 / s / 1e6, (unsigned long long) a.st.stats.tx_busy);
+    free(buf);
+    close_side(&a);
+    close_side(&b);
+}
+
+/* A stack of another job reaches B's address: B aborts the association and
+ * counts it; nothing is delivered. */
+static void other_job_refused(void)
+{
+    side_t b, x;
+    CHECK(open_side(&b, "B", 5005, 1, JOB_KEY));
+    CHECK(open_side(&x, "X", 5006, 0, JOB_KEY ^ 1));
+    int l = link_to(&x, &b, 1);
+    uint8_t buf[64];
+    fill(buf, 0, 32);
+    CHECK(sctp_assoc_send(&x.st, (uint32_t) l, buf, 40) == 0);
+    uint64_t deadline = esp_dgram_now_ns() + 2000000000ull;
+    while (b.st.stats.assoc_rejected == 0 && esp_dgram_now_ns() < deadline) {
+        poll_both(&x, &b);
+    }
+    for (int i = 0; i < 100; i++) {
+        poll_both(&x, &b);
+    }
+    CHECK(b.st.stats.assoc_rejected == 1);
+    printf("    B: rejected %llu, unknown sources %llu, bad %llu, up %llu; X failed %d\n",
+           (unsigned long long) b.st.stats.assoc_rejected,
+           (unsigned long long) b.st.stats.rx_unknown_src, (unsigned long long) b.st.stats.rx_bad,
+           (unsigned long long) b.st.stats.assoc_up, x.failed);
+    CHECK(b.received == 0);
+    CHECK(b.identified == 0);
+    close_side(&x);
+    close_side(&b);
+}
+
+int main(void)
+{
+    lo = lo_if();
+    RUN("sctp_stack", sizes_both_ways);
+    RUN("sctp_stack", stream_fills_send_buffer);
+    RUN("sctp_stack", other_job_refused);
+    return UNIT_RESULT();
+}
