@@ -1,14 +1,20 @@
 /*
  * btl sctp: MPI over SCTP on the userspace stack usrsctp.
- * Component and module types; see docs/architecture.md for the layers
- * (stack / association / streams / btl) this directory will grow into.
+ * Component and module types. The layers (docs/architecture.md):
+ *   stack   btl_sctp_stack.[ch]   usrsctp in conn mode over common/esp_dgram
+ *   assoc   btl_sctp_assoc.c      associations, identification, messages
+ *   btl     btl_sctp_*.c          this Open MPI glue
  */
 #ifndef MCA_BTL_SCTP_H
 #define MCA_BTL_SCTP_H
 
 #include <opal_config.h>
+#include <opal/class/opal_free_list.h>
+#include <opal/class/opal_hash_table.h>
+#include <opal/class/opal_list.h>
 #include <opal/mca/btl/btl.h>
 
+#include "btl_sctp_stack.h"
 #include "esp_btl_base.h"
 #include "esp_ifsel.h"
 #include "esp_mca.h"
@@ -29,6 +35,15 @@ typedef struct mca_btl_sctp_module {
     esp_btl_module_t base;      /* endpoints, lock, error callback */
     esp_if_t *ifaces;           /* one (one-to-one) or all (one-to-many) local addresses */
     size_t num_ifaces;
+    sctp_stack_t stack;
+    bool stack_open;
+    opal_hash_table_t peer_by_id;   /* endpoint by process identity */
+    opal_free_list_t frags_eager;   /* payload room: eager limit */
+    opal_free_list_t frags_max;     /* payload room: max send size */
+    opal_list_t pending;            /* fragments waiting for send-buffer room, in order */
+    uint8_t *scratch;               /* sendi builds its message here */
+    uint64_t epoch;
+    int failed;                     /* a peer failed: the job is ending */
 } mca_btl_sctp_module_t;
 
 typedef struct mca_btl_sctp_component {
@@ -40,6 +55,14 @@ typedef struct mca_btl_sctp_component {
     char *style_name;
     enum mca_btl_sctp_mode mode;
     enum mca_btl_sctp_style style;
+    int port;
+    int rto_min_ms, rto_max_ms, rto_init_ms;
+    int sack_delay_ms;
+    int peer_timeout_s;
+    int streams;
+    int free_list_max;
+
+    mca_btl_sctp_module_t *module;  /* one-to-many: the one module */
 } mca_btl_sctp_component_t;
 
 OPAL_MODULE_DECLSPEC extern mca_btl_sctp_component_t mca_btl_sctp_component;
@@ -48,5 +71,9 @@ OPAL_MODULE_DECLSPEC extern mca_btl_sctp_component_t mca_btl_sctp_component;
 extern mca_btl_sctp_module_t mca_btl_sctp_module_template;
 
 int mca_btl_sctp_module_init(mca_btl_sctp_module_t *module, esp_if_t *ifaces, size_t count);
+int mca_btl_sctp_progress(void);
+
+#define SCTP_LOCK(m) OPAL_THREAD_LOCK(&(m)->base.lock)
+#define SCTP_UNLOCK(m) OPAL_THREAD_UNLOCK(&(m)->base.lock)
 
 #endif

@@ -1,12 +1,15 @@
 /*
  * btl sctp component: MCA parameters, open/close, init.
- * Until the transport lands (stack, associations, streams), init claims no peers.
+ * Built so far: mode conn with style one-to-many (one module for all peers).
+ * Other combinations claim no peers, with a message saying so.
  */
 #include "btl_sctp.h"
 
 #include <opal/mca/base/mca_base_var.h>
 
 #include "esp_params.h"
+
+#include <stdlib.h>
 
 static const char *const sctp_mode_names[] = {"conn", "inet", NULL};
 static const char *const sctp_style_names[] = {"one-to-one", "one-to-many", NULL};
@@ -29,7 +32,7 @@ mca_btl_sctp_component_t mca_btl_sctp_component = {
             .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
         },
         .btl_init = sctp_component_init,
-        .btl_progress = NULL,
+        .btl_progress = mca_btl_sctp_progress,
     },
 };
 
@@ -47,13 +50,41 @@ static int sctp_component_register(void)
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
         MCA_BASE_VAR_SCOPE_READONLY, &mca_btl_sctp_component.mode_name);
 
-    mca_btl_sctp_component.style_name = "one-to-one";
+    mca_btl_sctp_component.style_name = "one-to-many";
     (void) mca_base_component_var_register(c, "style",
         "SCTP socket style: one-to-one (a socket per peer, one module per NIC, the BML "
         "stripes across NICs) or one-to-many (one socket and one module for all peers; "
         "with mode inet, multihoming and CMT stripe across NICs)",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
         MCA_BASE_VAR_SCOPE_READONLY, &mca_btl_sctp_component.style_name);
+
+    mca_btl_sctp_component_t *k = &mca_btl_sctp_component;
+    struct {
+        const char *name, *help;
+        int *var, def;
+    } ints[] = {
+        {"port", "SCTP port inside the UDP datagrams (each rank has its own usrsctp stack, "
+                 "so all ranks may use the same one)", &k->port, 5000},
+        {"rto_min", "Least SCTP retransmission timeout, ms (thesis LAN value 20; below the "
+                    "links' queueing delay it causes false retransmissions)", &k->rto_min_ms, 20},
+        {"rto_max", "Largest SCTP retransmission timeout, ms (thesis LAN value 100)",
+         &k->rto_max_ms, 100},
+        {"rto_init", "Initial SCTP retransmission timeout, ms", &k->rto_init_ms, 50},
+        {"sack_delay", "Delayed-SACK timer, ms (usrsctp default 200); messages of one packet "
+                       "ask for an immediate SACK anyway", &k->sack_delay_ms, 10},
+        {"peer_timeout", "Seconds of retransmissions to a peer that does not answer before its "
+                         "association is declared lost and the job ends (in conn mode a peer's "
+                         "stack runs only inside its MPI calls)", &k->peer_timeout_s, 60},
+        {"streams", "SCTP streams asked for in each direction (SCTP_INITMSG)", &k->streams, 16},
+        {"free_list_max", "Most fragment descriptors of each size (-1: no limit)",
+         &k->free_list_max, -1},
+    };
+    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+        *ints[i].var = ints[i].def;
+        (void) mca_base_component_var_register(c, ints[i].name, ints[i].help,
+                                               MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                               MCA_BASE_VAR_SCOPE_READONLY, ints[i].var);
+    }
 
     /* Open MPI's standard btl_sctp_* parameters (exclusivity, limits, ...). */
     static const esp_btl_defaults_t defaults = {
@@ -93,6 +124,26 @@ static bool sctp_params_valid(void)
     }
     mca_btl_sctp_component.mode = (enum mca_btl_sctp_mode) mode;
     mca_btl_sctp_component.style = (enum mca_btl_sctp_style) style;
+    mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+    mca_btl_base_module_t *t = &mca_btl_sctp_module_template.base.super;
+    if (esp_param_check_range("btl_sctp_port", c->port, 1, 65535, err, sizeof(err)) != 0
+        || esp_param_check_range("btl_sctp_rto_min", c->rto_min_ms, 1, 60000, err, sizeof(err)) != 0
+        || esp_param_check_range("btl_sctp_rto_max", c->rto_max_ms, c->rto_min_ms, 600000, err,
+                                 sizeof(err)) != 0
+        || esp_param_check_range("btl_sctp_rto_init", c->rto_init_ms, c->rto_min_ms, c->rto_max_ms,
+                                 err, sizeof(err)) != 0
+        || esp_param_check_range("btl_sctp_sack_delay", c->sack_delay_ms, 0, 500, err,
+                                 sizeof(err)) != 0
+        || esp_param_check_range("btl_sctp_peer_timeout", c->peer_timeout_s, 1, 86400, err,
+                                 sizeof(err)) != 0
+        || esp_param_check_range("btl_sctp_streams", c->streams, 1, 65535, err, sizeof(err)) != 0
+        || esp_param_check_range("btl_sctp_max_send_size", (long long) t->btl_max_send_size, 1024,
+                                 64 << 20, err, sizeof(err)) != 0
+        || esp_param_check_range("btl_sctp_eager_limit", (long long) t->btl_eager_limit, 64,
+                                 (long long) t->btl_max_send_size, err, sizeof(err)) != 0) {
+        ESP_ERROR("btl sctp: %s", err);
+        return false;
+    }
     return true;
 }
 
@@ -109,9 +160,32 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
     if (esp_mca_ifaces_select("sctp", &mca_btl_sctp_component.ifaces) != 0) {
         return NULL;
     }
-    ESP_VERBOSE(1, "btl sctp: %zu usable address(es), mode %s, style %s; the sctp data path "
-                "is not built yet, so sctp claims no peers (use another BTL)",
-                mca_btl_sctp_component.ifaces.count, sctp_mode_names[mca_btl_sctp_component.mode],
-                sctp_style_names[mca_btl_sctp_component.style]);
-    return NULL;
+    if (mca_btl_sctp_component.mode != SCTP_MODE_CONN
+        || mca_btl_sctp_component.style != SCTP_STYLE_ONE_TO_MANY) {
+        ESP_VERBOSE(1, "btl sctp: mode %s with style %s is not built yet (only mode conn with "
+                    "style one-to-many), so sctp claims no peers",
+                    sctp_mode_names[mca_btl_sctp_component.mode],
+                    sctp_style_names[mca_btl_sctp_component.style]);
+        return NULL;
+    }
+    mca_btl_sctp_module_t *m = calloc(1, sizeof(*m));
+    mca_btl_base_module_t **btls = malloc(sizeof(*btls));
+    if (m == NULL || btls == NULL) {
+        free(m);
+        free(btls);
+        return NULL;
+    }
+    if (mca_btl_sctp_module_init(m, mca_btl_sctp_component.ifaces.selected,
+                                 mca_btl_sctp_component.ifaces.count) != OPAL_SUCCESS) {
+        if (m->stack_open) {
+            sctp_stack_close(&m->stack);
+        }
+        free(m);
+        free(btls);
+        return NULL;
+    }
+    mca_btl_sctp_component.module = m;
+    btls[0] = &m->base.super;
+    *num_btls = 1;
+    return btls;
 }

@@ -1,4 +1,4 @@
-/* An sctp endpoint: one peer process, its association and stream state. */
+/* An sctp endpoint: one peer process and the link (association) to it. */
 #ifndef MCA_BTL_SCTP_ENDPOINT_H
 #define MCA_BTL_SCTP_ENDPOINT_H
 
@@ -6,10 +6,7 @@
 #include <opal/class/opal_list.h>
 #include <opal/util/proc.h>
 
-#include <stdbool.h>
 #include <stdint.h>
-
-#include "esp_modex.h"
 
 struct mca_btl_sctp_module;
 
@@ -17,10 +14,7 @@ struct mca_btl_base_endpoint_t {
     opal_list_item_t super;
     struct mca_btl_sctp_module *module;
     opal_proc_t *proc;
-    esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS]; /* the peer's published addresses */
-    int num_addrs;
-    uint32_t assoc_id;        /* usrsctp association, 0 until connected */
-    bool connect_initiator;   /* the lower rank connects (no simultaneous-open race) */
+    uint32_t link;            /* index in the transport: its AF_CONN address */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_sctp_endpoint_t;
 OBJ_CLASS_DECLARATION(mca_btl_sctp_endpoint_t);

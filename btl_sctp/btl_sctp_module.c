@@ -1,26 +1,544 @@
 /*
- * btl sctp module: one per NIC (one-to-one) or one for all NICs (one-to-many).
- * The functions ob1 calls to move data arrive with the transport; until then
- * init hands ob1 no module, so nothing here is reached by a job.
+ * btl sctp module (conn mode, one-to-many): one module and one SCTP socket
+ * for all peers. The functions ob1 calls (add_procs, alloc, free,
+ * prepare_src, send, sendi, finalize), the transport's callbacks into ob1
+ * (deliver, peer lost, a peer that introduced itself), and progress.
+ * usrsctp_sendv copies, so every send completes at once unless the socket's
+ * send buffer is full; those wait, in order, in the pending list.
  */
 #include "btl_sctp.h"
 #include "btl_sctp_endpoint.h"
+#include "btl_sctp_frag.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <opal/datatype/opal_convertor.h>
+#include <opal/mca/pmix/pmix.h>
+#include <opal/util/proc.h>
+
+#include "esp_modex.h"
+
+static int sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **endpoints,
+                          struct opal_bitmap_t *reachable);
+static int sctp_finalize(struct mca_btl_base_module_t *btl);
+static mca_btl_base_descriptor_t *sctp_alloc(struct mca_btl_base_module_t *btl,
+                                             struct mca_btl_base_endpoint_t *ep, uint8_t order,
+                                             size_t size, uint32_t flags);
+static int sctp_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des);
+static mca_btl_base_descriptor_t *sctp_prepare_src(struct mca_btl_base_module_t *btl,
+                                                   struct mca_btl_base_endpoint_t *ep,
+                                                   struct opal_convertor_t *conv, uint8_t order,
+                                                   size_t reserve, size_t *size, uint32_t flags);
+static int sctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                     struct mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag);
+static int sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                      struct opal_convertor_t *conv, void *header, size_t header_size,
+                      size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+                      mca_btl_base_descriptor_t **descriptor);
 
 mca_btl_sctp_module_t mca_btl_sctp_module_template = {
     .base.super = {
         .btl_component = &mca_btl_sctp_component.super,
-        .btl_add_procs = esp_btl_module_add_procs_none,
+        .btl_add_procs = sctp_add_procs,
         .btl_del_procs = esp_btl_module_del_procs,
-        .btl_finalize = esp_btl_module_finalize,
+        .btl_finalize = sctp_finalize,
+        .btl_alloc = sctp_alloc,
+        .btl_free = sctp_free,
+        .btl_prepare_src = sctp_prepare_src,
+        .btl_send = sctp_send,
+        .btl_sendi = sctp_sendi,
         .btl_register_error = esp_btl_module_register_error,
     },
 };
 
-int mca_btl_sctp_module_init(mca_btl_sctp_module_t *module, esp_if_t *ifaces, size_t count)
+/* Socket buffers of the SCTP socket and of the UDP socket under it. */
+#define SO_BUF (8u << 20)
+#define UDP_RCVBUF (16u << 20)
+#define UDP_SNDBUF (8u << 20)
+
+static uint64_t identity(opal_process_name_t name)
 {
-    *module = mca_btl_sctp_module_template;
-    esp_btl_module_construct(&module->base);
-    module->ifaces = ifaces;
-    module->num_ifaces = count;
+    return (uint64_t) name.jobid << 32 | name.vpid;
+}
+
+/* ------------------------------------------------- transport callbacks */
+
+static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data, size_t len)
+{
+    mca_btl_sctp_module_t *m = ctx;
+    const mca_btl_active_message_callback_t *reg = &mca_btl_base_active_message_trigger[tag];
+    (void) peer_user;
+    if (reg->cbfunc == NULL) {
+        return;   /* no one listens to this tag: nothing ob1 sent */
+    }
+    mca_btl_base_segment_t seg = {.seg_addr.pval = (void *) data, .seg_len = len};
+    mca_btl_base_descriptor_t des;
+    memset(&des, 0, sizeof(des));
+    des.des_segments = &seg;
+    des.des_segment_count = 1;
+    reg->cbfunc(&m->base.super, tag, &des, reg->cbdata);
+}
+
+static void on_peer_failed(void *ctx, void *peer_user, uint32_t link, const char *why)
+{
+    mca_btl_sctp_module_t *m = ctx;
+    mca_btl_sctp_endpoint_t *ep = peer_user;
+    const char *host = ep && ep->proc && ep->proc->proc_hostname ? ep->proc->proc_hostname : "?";
+    char desc[512];
+    snprintf(desc, sizeof(desc),
+             "btl sctp: rank %u (host %s) %s; ending the job. If that rank is alive but busy "
+             "outside MPI for longer than this, raise btl_sctp_peer_timeout (now %d s)",
+             ep && ep->proc ? (unsigned) ep->proc->proc_name.vpid : link, host, why,
+             mca_btl_sctp_component.peer_timeout_s);
+    ESP_ERROR("%s", desc);
+    m->failed = 1;
+    if (m->base.error_cb != NULL) {
+        m->base.error_cb(&m->base.super, MCA_BTL_ERROR_FLAGS_FATAL, ep ? ep->proc : NULL, desc);
+    } else {
+        opal_output(0, "btl sctp: no error handler registered; aborting");
+        abort();
+    }
+}
+
+static int add_one_proc(mca_btl_sctp_module_t *m, opal_proc_t *proc,
+                        mca_btl_sctp_endpoint_t **out);
+
+/* A peer ob1 has not added yet (lazy add_procs) made an association to us. */
+static int on_identify(void *ctx, uint32_t link, const esp_sockaddr_t *from, uint32_t jobid,
+                       uint32_t vpid, void **peer_user)
+{
+    mca_btl_sctp_module_t *m = ctx;
+    opal_process_name_t name = {.jobid = (opal_jobid_t) jobid, .vpid = (opal_vpid_t) vpid};
+    opal_proc_t *proc = opal_proc_for_name(name);
+    mca_btl_sctp_endpoint_t *ep;
+    char a[64];
+    (void) link;
+    if (proc == NULL || add_one_proc(m, proc, &ep) != OPAL_SUCCESS) {
+        ESP_VERBOSE(10, "btl sctp: an association from %s claims to be %u.%u, which is not a "
+                    "process we can reach; aborted", esp_sockaddr_format(from, a, sizeof(a)),
+                    jobid, vpid);
+        return -1;
+    }
+    *peer_user = ep;
+    return 0;
+}
+
+/* ------------------------------------------------------------ set-up */
+
+static uint64_t random64(void)
+{
+    uint64_t v;
+    if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t) sizeof(v)) {
+        v = esp_dgram_now_ns() ^ ((uint64_t) getpid() << 32);
+    }
+    return v;
+}
+
+static int modex_send(mca_btl_sctp_module_t *m)
+{
+    esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS];
+    size_t n = 0;
+    for (size_t i = 0; i < m->stack.num_socks && n < ESP_MODEX_MAX_ADDRS; i++, n++) {
+        const esp_if_t *ifa = &m->ifaces[i];
+        memset(&addrs[n], 0, sizeof(addrs[n]));
+        addrs[n].family = ifa->family == AF_INET ? 4 : 6;
+        addrs[n].prefixlen = (uint8_t) ifa->prefixlen;
+        addrs[n].mtu = m->stack.socks[i].mtu;
+        addrs[n].net_id = (uint16_t) i;
+        addrs[n].port = sctp_stack_udp_port(&m->stack, i);   /* where datagrams go */
+        addrs[n].port2 = m->stack.cfg.sctp_port;              /* the SCTP port inside */
+        memcpy(addrs[n].addr, ifa->addr, sizeof(addrs[n].addr));
+    }
+    uint8_t buf[256 + ESP_MODEX_MAX_ADDRS * sizeof(esp_modex_wire_addr_t)];
+    size_t len = esp_modex_encode(ESP_MODEX_KIND_SCTP, m->epoch, addrs, n, buf, sizeof(buf));
+    int rc;
+    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_sctp_component.super.btl_version, buf, len);
+    return rc;
+}
+
+int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t count)
+{
+    mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+    *m = mca_btl_sctp_module_template;
+    esp_btl_module_construct(&m->base);
+    m->ifaces = ifaces;
+    m->num_ifaces = count;
+    m->epoch = random64() | 1;
+    OBJ_CONSTRUCT(&m->peer_by_id, opal_hash_table_t);
+    opal_hash_table_init(&m->peer_by_id, 64);
+    OBJ_CONSTRUCT(&m->pending, opal_list_t);
+    mca_btl_base_module_t *b = &m->base.super;
+    m->scratch = malloc(sizeof(sctp_wire_hdr_t) + b->btl_eager_limit);
+    if (m->scratch == NULL
+        || sctp_frag_list_init(&m->frags_eager, b->btl_eager_limit, c->free_list_max) != OPAL_SUCCESS
+        || sctp_frag_list_init(&m->frags_max, b->btl_max_send_size, c->free_list_max)
+               != OPAL_SUCCESS) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+
+    bool all_loopback = true;
+    for (size_t i = 0; i < count; i++) {
+        all_loopback = all_loopback && ifaces[i].loopback;
+    }
+    opal_process_name_t me = OPAL_PROC_MY_NAME;
+    size_t max_msg = b->btl_max_send_size > b->btl_eager_limit ? b->btl_max_send_size
+                                                               : b->btl_eager_limit;
+    sctp_stack_config_t cfg = {
+        .ifaces = ifaces,
+        .num_ifaces = count,
+        .sctp_port = (uint16_t) c->port,
+        .udp_rcvbuf = UDP_RCVBUF,
+        .udp_sndbuf = UDP_SNDBUF,
+        .so_rcvbuf = SO_BUF,
+        .so_sndbuf = SO_BUF,
+        .max_msg = sizeof(sctp_wire_hdr_t) + max_msg,
+        .rto_min_ms = (uint32_t) c->rto_min_ms,
+        .rto_max_ms = (uint32_t) c->rto_max_ms,
+        .rto_init_ms = (uint32_t) c->rto_init_ms,
+        .peer_timeout_ms = (uint32_t) c->peer_timeout_s * 1000u,
+        .streams = (uint16_t) c->streams,
+        .sack_delay_ms = (uint32_t) c->sack_delay_ms,
+        .jobid = me.jobid,
+        .vpid = me.vpid,
+        /* Every job one mpirun launched (a job family) may talk to the others. */
+        .job_key = ((uint64_t) (me.jobid >> 16) * 0x9E3779B97F4A7C15ull) ^ 0x534354505f4b4559ull,
+        /* CRC32c guards wires; loopback datagrams never leave memory. */
+        .crc32c_offload = all_loopback,
+    };
+    static const sctp_stack_ops_t ops = {on_deliver, on_peer_failed, on_identify};
+    char err[512];
+    if (sctp_stack_open(&m->stack, &cfg, &ops, m, err, sizeof(err)) != 0) {
+        ESP_ERROR("btl sctp: cannot start SCTP: %s", err);
+        return OPAL_ERR_UNREACH;
+    }
+    m->stack_open = true;
+    int rc = modex_send(m);
+    if (rc != OPAL_SUCCESS) {
+        ESP_ERROR("btl sctp: publishing our addresses failed (%d)", rc);
+        return rc;
+    }
+    ESP_VERBOSE(1, "btl sctp: conn mode, one-to-many, %zu address(es), path MTU %u, "
+                "RTO %d/%d/%d ms, CRC32c %s", m->stack.num_socks, m->stack.cfg.pmtu,
+                c->rto_min_ms, c->rto_init_ms, c->rto_max_ms, all_loopback ? "off (loopback)" : "on");
     return OPAL_SUCCESS;
+}
+
+/* Make an endpoint for proc (once), from its modex record. */
+static int add_one_proc(mca_btl_sctp_module_t *m, opal_proc_t *proc,
+                        mca_btl_sctp_endpoint_t **out)
+{
+    uint64_t id = identity(proc->proc_name);
+    void *known;
+    if (opal_hash_table_get_value_uint64(&m->peer_by_id, id, &known) == OPAL_SUCCESS) {
+        *out = known;
+        return OPAL_SUCCESS;
+    }
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    int rc;
+    OPAL_MODEX_RECV(rc, &mca_btl_sctp_component.super.btl_version, &proc->proc_name,
+                    (uint8_t **) &buf, &size);
+    if (rc != OPAL_SUCCESS || buf == NULL) {
+        return OPAL_ERR_UNREACH;   /* sctp is not running there */
+    }
+    esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS];
+    uint64_t epoch = 0;
+    int n = esp_modex_decode(ESP_MODEX_KIND_SCTP, buf, size, addrs, ESP_MODEX_MAX_ADDRS, &epoch);
+    free(buf);
+    if (n <= 0) {
+        ESP_ERROR("btl sctp: the address record of rank %u is malformed; not using sctp to it",
+                  proc->proc_name.vpid);
+        return OPAL_ERR_UNREACH;
+    }
+    size_t nic = 0;
+    int a = esp_modex_choose_path(m->ifaces, m->stack.num_socks, addrs, n,
+                                  OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags), &nic);
+    if (a < 0 || addrs[a].port2 == 0) {
+        ESP_VERBOSE(10, "btl sctp: no network of ours reaches rank %u", proc->proc_name.vpid);
+        return OPAL_ERR_UNREACH;
+    }
+    esp_sockaddr_t udp;
+    esp_sockaddr_set(&udp, addrs[a].family == 4 ? AF_INET : AF_INET6, addrs[a].addr,
+                     addrs[a].port);
+    int link = sctp_stack_link(&m->stack, &udp, nic, addrs[a].port2, false);
+    mca_btl_sctp_endpoint_t *ep = link >= 0 ? OBJ_NEW(mca_btl_sctp_endpoint_t) : NULL;
+    if (ep == NULL) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    ep->module = m;
+    ep->proc = proc;
+    ep->link = (uint32_t) link;
+    sctp_link_t *l = &m->stack.links[link];
+    l->jobid = proc->proc_name.jobid;
+    l->vpid = proc->proc_name.vpid;
+    l->user = ep;
+    opal_hash_table_set_value_uint64(&m->peer_by_id, id, ep);
+    opal_list_append(&m->base.endpoints, &ep->super);
+    OBJ_RETAIN(ep);   /* one reference for the list (del_procs), one for the table */
+    char a_buf[64];
+    ESP_VERBOSE(20, "btl sctp: rank %u via %s, SCTP port %u", proc->proc_name.vpid,
+                esp_sockaddr_format(&udp, a_buf, sizeof(a_buf)), addrs[a].port2);
+    *out = ep;
+    return OPAL_SUCCESS;
+}
+
+static int sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **endpoints,
+                          struct opal_bitmap_t *reachable)
+{
+    mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
+    opal_proc_t *me = opal_proc_local_get();
+    SCTP_LOCK(m);
+    for (size_t i = 0; i < nprocs; i++) {
+        mca_btl_sctp_endpoint_t *ep = NULL;
+        endpoints[i] = NULL;
+        if (procs[i] == me || add_one_proc(m, procs[i], &ep) != OPAL_SUCCESS) {
+            continue;
+        }
+        endpoints[i] = ep;
+        if (reachable != NULL) {
+            opal_bitmap_set_bit(reachable, (int) i);
+        }
+    }
+    SCTP_UNLOCK(m);
+    return OPAL_SUCCESS;
+}
+
+static void report_stats(mca_btl_sctp_module_t *m)
+{
+    const sctp_stack_stats_t *s = &m->stack.stats;
+    ESP_VERBOSE(1, "btl sctp: sent %llu messages (%llu bytes, send buffer full %llu times), "
+                "received %llu (%llu bytes, %llu pieces before MSG_EOR); associations up %llu, "
+                "lost %llu, refused %llu; dropped: %llu malformed, %llu before identification, "
+                "%llu from unknown senders; %llu datagrams refused by the kernel",
+                (unsigned long long) s->tx_msgs, (unsigned long long) s->tx_bytes,
+                (unsigned long long) s->tx_busy, (unsigned long long) s->rx_msgs,
+                (unsigned long long) s->rx_bytes, (unsigned long long) s->rx_partial,
+                (unsigned long long) s->assoc_up, (unsigned long long) s->assoc_lost,
+                (unsigned long long) s->assoc_rejected, (unsigned long long) s->rx_bad,
+                (unsigned long long) s->rx_unidentified, (unsigned long long) s->rx_unknown_src,
+                (unsigned long long) s->out_errors);
+}
+
+static int sctp_finalize(struct mca_btl_base_module_t *btl)
+{
+    mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
+    report_stats(m);
+    if (m->stack_open) {
+        sctp_stack_close(&m->stack);
+        m->stack_open = false;
+    }
+    /* Fragments still waiting were never sent: the job is ending anyway. */
+    while (!opal_list_is_empty(&m->pending)) {
+        opal_list_remove_first(&m->pending);
+    }
+    OBJ_DESTRUCT(&m->pending);
+    opal_hash_table_t *t = &m->peer_by_id;
+    uint64_t key;
+    void *val, *node = NULL;
+    int rc = opal_hash_table_get_first_key_uint64(t, &key, &val, &node);
+    while (rc == OPAL_SUCCESS) {
+        mca_btl_sctp_endpoint_t *ep = val;
+        OBJ_RELEASE(ep);
+        rc = opal_hash_table_get_next_key_uint64(t, &key, &val, node, &node);
+    }
+    OBJ_DESTRUCT(&m->peer_by_id);
+    OBJ_DESTRUCT(&m->frags_eager);
+    OBJ_DESTRUCT(&m->frags_max);
+    free(m->scratch);
+    esp_btl_module_finalize(btl);
+    mca_btl_sctp_component.module = NULL;
+    free(m);
+    return OPAL_SUCCESS;
+}
+
+/* ------------------------------------------------------- descriptors */
+
+static mca_btl_base_descriptor_t *sctp_alloc(struct mca_btl_base_module_t *btl,
+                                             struct mca_btl_base_endpoint_t *ep, uint8_t order,
+                                             size_t size, uint32_t flags)
+{
+    mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
+    (void) order;
+    opal_free_list_t *list = size <= btl->btl_eager_limit ? &m->frags_eager
+                             : size <= btl->btl_max_send_size ? &m->frags_max : NULL;
+    mca_btl_sctp_frag_t *f = list ? sctp_frag_get(list) : NULL;
+    if (f == NULL) {
+        return NULL;
+    }
+    f->endpoint = ep;
+    f->segment.seg_len = size;
+    f->base.des_flags = flags;
+    f->base.order = MCA_BTL_NO_ORDER;
+    return &f->base;
+}
+
+static int sctp_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
+{
+    mca_btl_sctp_frag_t *f = (mca_btl_sctp_frag_t *) des;
+    (void) btl;
+    f->pml_owns = false;
+    if (!f->pending) {
+        sctp_frag_return(f);
+    }
+    return OPAL_SUCCESS;
+}
+
+static mca_btl_base_descriptor_t *sctp_prepare_src(struct mca_btl_base_module_t *btl,
+                                                   struct mca_btl_base_endpoint_t *ep,
+                                                   struct opal_convertor_t *conv, uint8_t order,
+                                                   size_t reserve, size_t *size, uint32_t flags)
+{
+    mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
+    size_t max_data = *size;
+    (void) order;
+    if (reserve > btl->btl_max_send_size) {
+        return NULL;
+    }
+    if (max_data + reserve > btl->btl_max_send_size) {
+        max_data = btl->btl_max_send_size - reserve;
+    }
+    /* usrsctp_sendv takes one buffer: always pack behind ob1's header. */
+    mca_btl_sctp_frag_t *f = sctp_frag_get(max_data + reserve <= btl->btl_eager_limit
+                                               ? &m->frags_eager : &m->frags_max);
+    if (f == NULL) {
+        return NULL;
+    }
+    struct iovec iov = {.iov_base = f->buf + reserve, .iov_len = max_data};
+    uint32_t iov_count = 1;
+    if (opal_convertor_pack(conv, &iov, &iov_count, &max_data) < 0) {
+        sctp_frag_return(f);
+        return NULL;
+    }
+    f->segment.seg_len = reserve + max_data;
+    f->endpoint = ep;
+    f->base.des_flags = flags;
+    f->base.order = MCA_BTL_NO_ORDER;
+    *size = max_data;
+    return &f->base;
+}
+
+/* ------------------------------------------------------------- moving */
+
+static int frag_send(mca_btl_sctp_module_t *m, mca_btl_sctp_frag_t *f)
+{
+    sctp_wire_hdr_t h = {SCTP_WIRE_VERSION, SCTP_WIRE_FRAG, f->tag, 0, 0};
+    uint8_t *msg = f->buf - sizeof(h);
+    memcpy(msg, &h, sizeof(h));
+    return sctp_assoc_send(&m->stack, f->endpoint->link, msg, sizeof(h) + f->segment.seg_len);
+}
+
+/* A fragment that waited went out (or never will): tell ob1 now. */
+static void frag_complete_later(mca_btl_sctp_module_t *m, mca_btl_sctp_frag_t *f, int status)
+{
+    f->pending = false;
+    bool ours = (f->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) || !f->pml_owns;
+    if (f->base.des_cbfunc != NULL) {
+        f->base.des_cbfunc(&m->base.super, f->endpoint, &f->base, status);
+    }
+    if (ours) {
+        sctp_frag_return(f);
+    }
+}
+
+static void flush_pending(mca_btl_sctp_module_t *m)
+{
+    while (!opal_list_is_empty(&m->pending)) {
+        mca_btl_sctp_frag_t *f = (mca_btl_sctp_frag_t *) opal_list_get_first(&m->pending);
+        int rc = frag_send(m, f);
+        if (rc == -EAGAIN) {
+            return;
+        }
+        opal_list_remove_first(&m->pending);
+        frag_complete_later(m, f, rc == 0 ? OPAL_SUCCESS : OPAL_ERR_UNREACH);
+    }
+}
+
+static int sctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                     struct mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag)
+{
+    mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
+    mca_btl_sctp_frag_t *f = (mca_btl_sctp_frag_t *) des;
+    f->endpoint = ep;
+    f->tag = tag;
+    SCTP_LOCK(m);
+    /* Behind earlier waiting fragments: ob1 sees them in the order it sent. */
+    int rc = opal_list_is_empty(&m->pending) ? frag_send(m, f) : -EAGAIN;
+    if (rc == -EAGAIN) {
+        f->pending = true;
+        opal_list_append(&m->pending, &f->base.super.super);
+        SCTP_UNLOCK(m);
+        return OPAL_SUCCESS;   /* completed later, with the callback */
+    }
+    SCTP_UNLOCK(m);
+    if (rc != 0) {
+        return OPAL_ERR_UNREACH;   /* the peer failed: the job is ending */
+    }
+    /* usrsctp holds its own copy: done for ob1 now. */
+    if (des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) {
+        des->des_cbfunc(btl, ep, des, OPAL_SUCCESS);
+    }
+    if (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
+        sctp_frag_return(f);
+    }
+    return 1;
+}
+
+static int sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                      struct opal_convertor_t *conv, void *header, size_t header_size,
+                      size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+                      mca_btl_base_descriptor_t **descriptor)
+{
+    mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
+    size_t total = header_size + payload_size;
+    if (total <= btl->btl_eager_limit) {
+        SCTP_LOCK(m);
+        if (opal_list_is_empty(&m->pending)) {
+            sctp_wire_hdr_t h = {SCTP_WIRE_VERSION, SCTP_WIRE_FRAG, tag, 0, 0};
+            uint8_t *data = m->scratch;
+            memcpy(data, &h, sizeof(h));
+            memcpy(data + sizeof(h), header, header_size);
+            size_t pos = conv->bConverted;
+            bool packed = true;
+            if (payload_size > 0) {
+                struct iovec iov = {data + sizeof(h) + header_size, payload_size};
+                uint32_t n = 1;
+                size_t max = payload_size;
+                packed = opal_convertor_pack(conv, &iov, &n, &max) >= 0 && max == payload_size;
+            }
+            int rc = packed ? sctp_assoc_send(&m->stack, ep->link, data, sizeof(h) + total)
+                            : -EAGAIN;
+            if (rc == 0) {
+                SCTP_UNLOCK(m);
+                return OPAL_SUCCESS;
+            }
+            opal_convertor_set_position(conv, &pos);
+            if (rc != -EAGAIN) {
+                SCTP_UNLOCK(m);
+                return OPAL_ERR_UNREACH;
+            }
+        }
+        SCTP_UNLOCK(m);
+    }
+    if (descriptor != NULL) {
+        *descriptor = sctp_alloc(btl, ep, order, total, flags);
+    }
+    return OPAL_ERR_RESOURCE_BUSY;
+}
+
+int mca_btl_sctp_progress(void)
+{
+    mca_btl_sctp_module_t *m = mca_btl_sctp_component.module;
+    if (m == NULL || !m->stack_open) {
+        return 0;
+    }
+    SCTP_LOCK(m);
+    int n = sctp_stack_poll(&m->stack);
+    flush_pending(m);
+    SCTP_UNLOCK(m);
+    return n;
 }

@@ -2,6 +2,7 @@
 #include "esp_modex.h"
 
 #include <arpa/inet.h>
+#include <sys/socket.h>
 #include <string.h>
 
 size_t esp_modex_size(size_t count)
@@ -80,4 +81,46 @@ int esp_modex_decode(enum esp_modex_kind kind, const void *buf, size_t buflen,
     }
     *epoch = hton64(h.epoch);
     return (int) count;
+}
+
+static bool same_prefix(const unsigned char *a, const unsigned char *b, unsigned bits)
+{
+    unsigned bytes = bits / 8, rest = bits % 8;
+    if (memcmp(a, b, bytes) != 0) {
+        return false;
+    }
+    return rest == 0 || ((a[bytes] ^ b[bytes]) & (0xff00 >> rest)) == 0;
+}
+
+static bool is_loopback(const esp_modex_addr_t *a)
+{
+    static const unsigned char v6lo[16] = {[15] = 1};
+    return a->family == 4 ? a->addr[0] == 127 : memcmp(a->addr, v6lo, 16) == 0;
+}
+
+int esp_modex_choose_path(const esp_if_t *ifs, size_t nifs, const esp_modex_addr_t *addrs,
+                          int naddrs, bool same_host, size_t *nic)
+{
+    int best = -1, best_score = 0;
+    for (size_t i = 0; i < nifs; i++) {
+        int family = ifs[i].family == AF_INET ? 4 : 6;
+        for (int j = 0; j < naddrs; j++) {
+            if (addrs[j].family != family) {
+                continue;
+            }
+            bool peer_lo = is_loopback(&addrs[j]);
+            int score;
+            if (ifs[i].loopback || peer_lo) {
+                score = ifs[i].loopback && peer_lo && same_host ? 3 : 0;
+            } else {
+                score = same_prefix(ifs[i].addr, addrs[j].addr, ifs[i].prefixlen) ? 2 : 1;
+            }
+            if (score > best_score) {
+                best_score = score;
+                best = j;
+                *nic = i;
+            }
+        }
+    }
+    return best;
 }

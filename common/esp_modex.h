@@ -6,8 +6,11 @@
 #ifndef ESP_MODEX_H
 #define ESP_MODEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "esp_ifsel.h"
 
 #define ESP_MODEX_MAGIC 0x45535041u /* "ESPA" */
 #define ESP_MODEX_VERSION 2
@@ -61,5 +64,15 @@ size_t esp_modex_encode(enum esp_modex_kind kind, uint64_t epoch, const esp_mode
  * length or family. */
 int esp_modex_decode(enum esp_modex_kind kind, const void *buf, size_t buflen,
                      esp_modex_addr_t *addrs, size_t max, uint64_t *epoch);
+
+/*
+ * Which of a peer's published addresses to use, and from which of our
+ * addresses: same family, our subnet first, then maybe routed; loopback
+ * only to loopback and only when the peer is on this host. Returns the
+ * index into addrs with *nic set to the index into ifs, or -1.
+ * (btl_esp's esp_endpoint_choose_path applies the same rule to its NICs.)
+ */
+int esp_modex_choose_path(const esp_if_t *ifs, size_t nifs, const esp_modex_addr_t *addrs,
+                          int naddrs, bool same_host, size_t *nic);
 
 #endif
