@@ -257,7 +257,7 @@ static int add_one_proc(mca_btl_sctp_module_t *m, opal_proc_t *proc,
     size_t nic = 0;
     int a = esp_modex_choose_path(m->ifaces, m->stack.num_socks, addrs, n,
                                   OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags), &nic);
-    if (a < 0 || addrs[a].port2 == 0) {
+    if (a < 0) {
         ESP_VERBOSE(10, "btl sctp: no network of ours reaches rank %u", proc->proc_name.vpid);
         return OPAL_ERR_UNREACH;
     }

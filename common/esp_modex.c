@@ -105,8 +105,8 @@ int esp_modex_choose_path(const esp_if_t *ifs, size_t nifs, const esp_modex_addr
     for (size_t i = 0; i < nifs; i++) {
         int family = ifs[i].family == AF_INET ? 4 : 6;
         for (int j = 0; j < naddrs; j++) {
-            if (addrs[j].family != family) {
-                continue;
+            if (addrs[j].family != family || addrs[j].port2 == 0) {
+                continue;   /* both components need both ports */
             }
             bool peer_lo = is_loopback(&addrs[j]);
             int score;

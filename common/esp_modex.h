@@ -67,10 +67,10 @@ int esp_modex_decode(enum esp_modex_kind kind, const void *buf, size_t buflen,
 
 /*
  * Which of a peer's published addresses to use, and from which of our
- * addresses: same family, our subnet first, then maybe routed; loopback
- * only to loopback and only when the peer is on this host. Returns the
- * index into addrs with *nic set to the index into ifs, or -1.
- * (btl_esp's esp_endpoint_choose_path applies the same rule to its NICs.)
+ * addresses: same family, both ports published, our subnet first, then
+ * maybe routed; loopback only to loopback and only when the peer is on this
+ * host. Returns the index into addrs with *nic set to the index into ifs,
+ * or -1.
  */
 int esp_modex_choose_path(const esp_if_t *ifs, size_t nifs, const esp_modex_addr_t *addrs,
                           int naddrs, bool same_host, size_t *nic);

@@ -110,11 +110,46 @@ static void every_mutation_is_safe(void)
     }
 }
 
+static esp_if_t iface4(const char *a, unsigned prefixlen, bool loopback)
+{
+    esp_if_t i;
+    memset(&i, 0, sizeof(i));
+    i.family = AF_INET;
+    i.prefixlen = prefixlen;
+    i.loopback = loopback;
+    inet_pton(AF_INET, a, i.addr);
+    return i;
+}
+
+/* The path rule both components use: loopback only to this host's peers,
+ * our subnet before a routed guess, never an address without both ports. */
+static void path_choice(void)
+{
+    esp_if_t ifs[3] = {iface4("127.0.0.1", 8, true), iface4("10.1.0.5", 16, false),
+                       iface4("192.168.7.5", 24, false)};
+    esp_modex_addr_t peer[3] = {addr4("127.0.0.1", 1000), addr4("172.16.0.9", 1001),
+                                addr4("192.168.7.9", 1002)};
+    for (int j = 0; j < 3; j++) {
+        peer[j].port2 = (uint16_t) (2000 + j);
+    }
+    size_t nic = 99;
+    CHECK(esp_modex_choose_path(ifs, 3, peer, 3, true, &nic) == 0 && nic == 0);
+    nic = 99;
+    CHECK(esp_modex_choose_path(ifs, 3, peer, 3, false, &nic) == 2 && nic == 2);
+    peer[2].port2 = 0;   /* published without its second port: unusable */
+    nic = 99;
+    CHECK(esp_modex_choose_path(ifs, 3, peer, 3, false, &nic) == 1 && nic == 1);
+    CHECK(esp_modex_choose_path(ifs, 1, peer, 3, false, &nic) == -1);   /* lo only, remote peer */
+    peer[1].family = 6;
+    CHECK(esp_modex_choose_path(ifs, 3, peer, 3, false, &nic) == -1);   /* no family in common */
+}
+
 int main(void)
 {
     RUN("modex", round_trip);
     RUN("modex", encode_limits);
     RUN("modex", malformed_records_refused);
     RUN("modex", every_mutation_is_safe);
+    RUN("modex", path_choice);
     return UNIT_RESULT();
 }
