@@ -124,6 +124,9 @@ static sctp_link_t *link_by_assoc(sctp_stack_t *st, uint32_t assoc_id, uint32_t 
             return &st->links[i];
         }
     }
+    if (st->so == NULL) {
+        return NULL;
+    }
     /* An association the peer made: its AF_CONN address names the link. */
     struct sockaddr *addrs = NULL;
     int n = usrsctp_getpaddrs(st->so, (sctp_assoc_t) assoc_id, &addrs);
@@ -277,6 +280,12 @@ static void on_message(sctp_stack_t *st, uint32_t index, sctp_link_t *l, const u
         st->stats.rx_bad++;
         return;
     }
+    if (len > st->cfg.max_msg) {
+        /* Whole in one read yet larger than any fragment we send. */
+        st->stats.rx_bad++;
+        reject(st, l, "message larger than the largest fragment");
+        return;
+    }
     memcpy(&h, msg, sizeof(h));
     if (h.version != SCTP_WIRE_VERSION) {
         st->stats.rx_bad++;
@@ -307,6 +316,9 @@ static bool reasm_append(sctp_stack_t *st, sctp_link_t *l, const uint8_t *p, siz
     if (l->reasm_len + n > st->cfg.max_msg) {
         return false;
     }
+    if (n == 0) {
+        return true;   /* an empty piece: nothing to keep (and no buffer yet) */
+    }
     if (l->reasm_len + n > l->reasm_cap) {
         size_t cap = l->reasm_cap ? l->reasm_cap : 64 * 1024;
         while (cap < l->reasm_len + n) {
@@ -325,6 +337,45 @@ static bool reasm_append(sctp_stack_t *st, sctp_link_t *l, const uint8_t *p, siz
     memcpy(l->reasm + l->reasm_len, p, n);
     l->reasm_len += n;
     return true;
+}
+
+/* One message, or a piece of one, read for a link on an association. */
+void sctp_assoc_input(sctp_stack_t *st, uint32_t index, uint32_t assoc_id, int flags,
+                      const uint8_t *buf, size_t n)
+{
+    sctp_link_t *l = &st->links[index];
+    if (assoc_id == l->aborted_id) {
+        return;   /* queued before our abort */
+    }
+    if (assoc_id != l->assoc_id) {
+        new_association(l, assoc_id);
+    }
+    const uint8_t *msg = buf;
+    size_t len = n;
+    if (!(flags & MSG_EOR) || l->reasm_len > 0) {
+        st->stats.rx_partial++;
+        if (!reasm_append(st, l, buf, n)) {
+            st->stats.rx_bad++;
+            reject(st, l, "message larger than the largest fragment");
+            return;
+        }
+        if (!(flags & MSG_EOR)) {
+            return;
+        }
+        msg = l->reasm;
+        len = l->reasm_len;
+        l->reasm_len = 0;
+    }
+    on_message(st, index, l, msg, len);
+}
+
+void sctp_assoc_notification(sctp_stack_t *st, int flags, const uint8_t *buf, size_t n)
+{
+    if (flags & MSG_EOR) {
+        on_notification(st, buf, n);
+    } else {
+        st->stats.rx_bad++;   /* notifications fit the buffer; never split */
+    }
 }
 
 void sctp_assoc_drain(sctp_stack_t *st)
@@ -347,11 +398,7 @@ void sctp_assoc_drain(sctp_stack_t *st)
             break;   /* EWOULDBLOCK: drained */
         }
         if (flags & MSG_NOTIFICATION) {
-            if (flags & MSG_EOR) {
-                on_notification(st, st->rxbuf, (size_t) n);
-            } else {
-                st->stats.rx_bad++;   /* notifications fit the buffer; never split */
-            }
+            sctp_assoc_notification(st, flags, st->rxbuf, (size_t) n);
             continue;
         }
         uint32_t index;
@@ -360,30 +407,7 @@ void sctp_assoc_drain(sctp_stack_t *st)
             st->stats.rx_bad++;
             continue;
         }
-        sctp_link_t *l = &st->links[index];
-        if ((uint32_t) rcv.rcv_assoc_id == l->aborted_id) {
-            continue;   /* queued before our abort */
-        }
-        if ((uint32_t) rcv.rcv_assoc_id != l->assoc_id) {
-            new_association(l, (uint32_t) rcv.rcv_assoc_id);
-        }
-        const uint8_t *msg = st->rxbuf;
-        size_t len = (size_t) n;
-        if (!(flags & MSG_EOR) || l->reasm_len > 0) {
-            st->stats.rx_partial++;
-            if (!reasm_append(st, l, st->rxbuf, (size_t) n)) {
-                st->stats.rx_bad++;
-                reject(st, l, "message larger than the largest fragment");
-                continue;
-            }
-            if (!(flags & MSG_EOR)) {
-                continue;
-            }
-            msg = l->reasm;
-            len = l->reasm_len;
-            l->reasm_len = 0;
-        }
-        on_message(st, index, l, msg, len);
+        sctp_assoc_input(st, index, (uint32_t) rcv.rcv_assoc_id, flags, st->rxbuf, (size_t) n);
     }
     st->draining = false;
 }

@@ -129,6 +129,12 @@ int sctp_assoc_send(sctp_stack_t *st, uint32_t link, void *data, size_t len);
 
 /* Read every waiting message and notification off the socket. */
 void sctp_assoc_drain(sctp_stack_t *st);
+/* What the drain does with each (the fuzz target calls them directly):
+ * a message or a piece of one (MSG_EOR in flags ends it) for a link on an
+ * association, and a notification. Bytes are untrusted. */
+void sctp_assoc_input(sctp_stack_t *st, uint32_t index, uint32_t assoc_id, int flags,
+                      const uint8_t *buf, size_t n);
+void sctp_assoc_notification(sctp_stack_t *st, int flags, const uint8_t *buf, size_t n);
 
 /* Abort a link's association (bad identification, a stranger we reject). */
 void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why);

@@ -1,0 +1,262 @@
+/*
+ * libFuzzer target for everything btl sctp parses from an SCTP message:
+ * the 8-byte message header, the identification message, reassembly of
+ * pieces until MSG_EOR (and its size limit), and usrsctp's notifications
+ * (association changes, partial-delivery aborts), all through the two
+ * functions the receive loop calls (sctp_assoc_input and
+ * sctp_assoc_notification) on a stack with three links: two known peers
+ * and one stranger (a UDP source nobody added).
+ *
+ * The input is cut into records. Each is either raw bytes (a message, a
+ * piece, a notification) or one built from the input around valid values
+ * (a good header or identification with some fields from the input, an
+ * association change with a chosen state), so that the deeper paths are
+ * reached: identified peers' fragments delivered, strangers accepted or
+ * refused, associations replaced, lost and aborted.
+ *
+ * Checked besides the sanitizers: a fragment is delivered only to a link
+ * that identified itself on its current association, to the endpoint of
+ * that link, and never larger than the largest message less the header.
+ * No socket is open (st->so is NULL): aborts are counted, not sent.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <usrsctp.h>
+
+#include "btl_sctp_hdr.h"
+#include "btl_sctp_stack.h"
+
+#define NLINKS 3
+#define JOBID 0x12340000u
+#define JOB_KEY 0xabcdef0123456789ull
+#define MAX_MSG 3000
+
+static int users[NLINKS + 1];    /* endpoints; users[NLINKS]: accepted strangers */
+static volatile uint8_t sink;
+
+#define CHECK(c)                                                                 \
+    do {                                                                         \
+        if (!(c)) {                                                              \
+            fprintf(stderr, "fuzz_sctp: check failed: %s (line %d)\n", #c, __LINE__); \
+            abort();                                                             \
+        }                                                                        \
+    } while (0)
+
+/* The links are not reached through AF_CONN addresses here. */
+void *sctp_stack_conn_addr(const sctp_stack_t *st, uint32_t link)
+{
+    (void) st;
+    return (void *) (uintptr_t) (link + 1);
+}
+
+sctp_stack_t *sctp_stack_from_conn_addr(const void *addr, uint32_t *link)
+{
+    (void) addr;
+    (void) link;
+    return NULL;
+}
+
+static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data, size_t len)
+{
+    sctp_stack_t *st = ctx;
+    (void) tag;
+    CHECK(len <= MAX_MSG - sizeof(sctp_wire_hdr_t));
+    bool found = false;
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        const sctp_link_t *l = &st->links[i];
+        if (l->user == peer_user && l->ident_rx && !l->stranger) {
+            found = true;
+        }
+    }
+    CHECK(found);
+    const uint8_t *p = data;
+    uint8_t x = 0;
+    for (size_t i = 0; i < len; i++) {
+        x ^= p[i];
+    }
+    sink = x;
+}
+
+static void on_peer_failed(void *ctx, void *peer_user, uint32_t link, const char *why)
+{
+    sctp_stack_t *st = ctx;
+    CHECK(link < st->num_links && why != NULL && peer_user != NULL);
+}
+
+static int on_identify(void *ctx, uint32_t link, const esp_sockaddr_t *from, uint32_t jobid,
+                       uint32_t vpid, void **peer_user)
+{
+    (void) ctx;
+    (void) link;
+    (void) from;
+    if (jobid != JOBID || (vpid & 1)) {
+        return -1;   /* odd ranks: not in our job */
+    }
+    *peer_user = &users[NLINKS];
+    return 0;
+}
+
+/* ---- reading the input */
+
+typedef struct {
+    const uint8_t *p;
+    size_t n;
+} input_t;
+
+static unsigned take8(input_t *in)
+{
+    if (in->n == 0) {
+        return 0;
+    }
+    in->n--;
+    return *in->p++;
+}
+
+static unsigned take16(input_t *in)
+{
+    unsigned hi = take8(in);
+    return hi << 8 | take8(in);
+}
+
+static const uint8_t *take(input_t *in, size_t *len)
+{
+    if (*len > in->n) {
+        *len = in->n;
+    }
+    const uint8_t *p = in->p;
+    in->p += *len;
+    in->n -= *len;
+    return p;
+}
+
+/* Feed a message in pieces whose sizes come from the input. */
+static void feed(sctp_stack_t *st, uint32_t link, uint32_t assoc, const uint8_t *msg, size_t len,
+                 unsigned piece)
+{
+    size_t step = piece == 0 ? len : piece;
+    size_t off = 0;
+    do {
+        size_t k = len - off < step ? len - off : step;
+        int flags = off + k == len ? MSG_EOR : 0;
+        sctp_assoc_input(st, link, assoc, flags, msg + off, k);
+        off += k;
+    } while (off < len);
+}
+
+static void assoc_change(sctp_stack_t *st, input_t *in)
+{
+    static const uint16_t states[] = {SCTP_COMM_UP, SCTP_COMM_LOST, SCTP_RESTART,
+                                      SCTP_SHUTDOWN_COMP, SCTP_CANT_STR_ASSOC};
+    struct sctp_assoc_change ac;
+    memset(&ac, 0, sizeof(ac));
+    ac.sac_type = SCTP_ASSOC_CHANGE;
+    ac.sac_length = sizeof(ac);
+    ac.sac_state = states[take8(in) % 5];
+    ac.sac_assoc_id = (sctp_assoc_t) (take8(in) % 5);
+    size_t len = sizeof(ac) - (take8(in) % 4 == 0 ? take8(in) % sizeof(ac) : 0);
+    sctp_assoc_notification(st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &ac, len);
+}
+
+static void partial_delivery_aborted(sctp_stack_t *st, input_t *in)
+{
+    struct sctp_pdapi_event pd;
+    memset(&pd, 0, sizeof(pd));
+    pd.pdapi_type = SCTP_PARTIAL_DELIVERY_EVENT;
+    pd.pdapi_length = sizeof(pd);
+    pd.pdapi_assoc_id = (sctp_assoc_t) (take8(in) % 5);
+    sctp_assoc_notification(st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &pd, sizeof(pd));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    sctp_stack_t st;
+    sctp_link_t links[NLINKS];
+    memset(&st, 0, sizeof(st));
+    memset(links, 0, sizeof(links));
+    st.cfg.max_msg = MAX_MSG;
+    st.cfg.jobid = JOBID;
+    st.cfg.vpid = 0;
+    st.cfg.job_key = JOB_KEY;
+    st.ops.deliver = on_deliver;
+    st.ops.peer_failed = on_peer_failed;
+    st.ops.identify = on_identify;
+    st.ctx = &st;
+    st.links = links;
+    st.num_links = st.cap_links = NLINKS;
+    for (uint32_t i = 0; i < NLINKS; i++) {
+        links[i].in_use = true;
+        links[i].jobid = JOBID;
+        links[i].vpid = i + 1;
+        links[i].user = &users[i];
+    }
+    links[NLINKS - 1].stranger = true;   /* known only by its datagrams */
+    links[NLINKS - 1].user = NULL;
+    st.strangers = 1;
+
+    input_t in = {data, size};
+    uint8_t msg[MAX_MSG + 64];
+    while (in.n > 0) {
+        unsigned op = take8(&in) % 7;
+        uint32_t link = take8(&in) % NLINKS;
+        uint32_t assoc = take8(&in) % 5;   /* 0: "none yet" */
+        switch (op) {
+        case 0: {   /* raw message or piece */
+            int flags = take8(&in) & 1 ? MSG_EOR : 0;
+            size_t len = take16(&in) % (MAX_MSG + 64);
+            const uint8_t *p = take(&in, &len);
+            sctp_assoc_input(&st, link, assoc, flags, p, len);
+            break;
+        }
+        case 1: {   /* identification, some fields from the input */
+            sctp_wire_ident_t id;
+            memset(&id, 0, sizeof(id));
+            unsigned bad = take8(&in);
+            id.hdr.version = bad & 1 ? (uint8_t) take8(&in) : SCTP_WIRE_VERSION;
+            id.hdr.kind = SCTP_WIRE_IDENT;
+            id.magic = htonl(bad & 2 ? take16(&in) : SCTP_IDENT_MAGIC);
+            id.jobid = htonl(bad & 4 ? take16(&in) : JOBID);
+            id.vpid = htonl(bad & 8 ? take8(&in) : link + 1);
+            uint64_t k = bad & 16 ? take16(&in) : JOB_KEY;
+            id.job_key = ((uint64_t) htonl((uint32_t) k) << 32) | htonl((uint32_t) (k >> 32));
+            size_t len = bad & 32 ? take8(&in) % (sizeof(id) + 8) : sizeof(id);
+            memcpy(msg, &id, sizeof(id));
+            memset(msg + sizeof(id), 0, 8);
+            feed(&st, link, assoc, msg, len, take8(&in) % 16);
+            break;
+        }
+        case 2: {   /* a fragment behind a good header */
+            sctp_wire_hdr_t h = {.version = SCTP_WIRE_VERSION, .kind = SCTP_WIRE_FRAG,
+                                 .tag = (uint8_t) take8(&in)};
+            size_t len = take16(&in) % (MAX_MSG + 64 - sizeof(h));
+            const uint8_t *p = take(&in, &len);
+            memcpy(msg, &h, sizeof(h));
+            memcpy(msg + sizeof(h), p, len);
+            feed(&st, link, assoc, msg, sizeof(h) + len, take16(&in) % 1024);
+            break;
+        }
+        case 3: {   /* raw notification */
+            int flags = MSG_NOTIFICATION | (take8(&in) & 1 ? MSG_EOR : 0);
+            size_t len = take8(&in);
+            const uint8_t *p = take(&in, &len);
+            sctp_assoc_notification(&st, flags, p, len);
+            break;
+        }
+        case 4:
+            assoc_change(&st, &in);
+            break;
+        case 5:
+            partial_delivery_aborted(&st, &in);
+            break;
+        default:   /* the peer aborted by us, as a bad identification would */
+            sctp_assoc_abort(&st, &links[link], "fuzz");
+            break;
+        }
+    }
+    for (uint32_t i = 0; i < NLINKS; i++) {
+        sctp_assoc_link_fini(&links[i]);
+    }
+    return 0;
+}
