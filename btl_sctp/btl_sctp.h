@@ -40,7 +40,9 @@ typedef struct mca_btl_sctp_module {
     opal_hash_table_t peer_by_id;   /* endpoint by process identity */
     opal_free_list_t frags_eager;   /* payload room: eager limit */
     opal_free_list_t frags_max;     /* payload room: max send size */
-    opal_list_t pending;            /* fragments waiting for send-buffer room, in order */
+    opal_list_t pending;            /* fragments waiting for send-buffer room, in order per
+                                       peer and stream (btl_sctp_module.c flush_pending) */
+    uint32_t flush_pass;
     uint8_t *scratch;               /* sendi builds its message here */
     uint64_t epoch;
     int failed;                     /* a peer failed: the job is ending */
@@ -60,6 +62,7 @@ typedef struct mca_btl_sctp_component {
     int sack_delay_ms;
     int peer_timeout_s;
     int streams;
+    int stream_map;              /* 1: ob1's fragments spread over streams; 0: all on stream 0 */
     int free_list_max;
 
     mca_btl_sctp_module_t *module;  /* one-to-many: the one module */

@@ -24,14 +24,14 @@ static void conn_to(const sctp_stack_t *st, uint32_t link, struct sockaddr_conn 
     to->sconn_addr = sctp_stack_conn_addr(st, link);
 }
 
-/* One SCTP message on stream 0 (streams are mapped later). */
-static int send_one(sctp_stack_t *st, uint32_t link, const void *data, size_t len)
+/* One SCTP message on stream sid. */
+static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *data, size_t len)
 {
     sctp_link_t *l = &st->links[link];
     struct sockaddr_conn to;
     conn_to(st, link, &to);
     struct sctp_sndinfo info = {
-        .snd_sid = 0,
+        .snd_sid = sid,
         /* The thesis's I-bit: a message of one packet is SACKed at once, so
          * a lone small send never waits for the delayed-SACK timer. */
         .snd_flags = len <= st->cfg.pmtu ? SCTP_SACK_IMMEDIATELY : 0,
@@ -57,7 +57,48 @@ static int send_one(sctp_stack_t *st, uint32_t link, const void *data, size_t le
     return 0;
 }
 
-int sctp_assoc_send(sctp_stack_t *st, uint32_t link, void *data, size_t len)
+/* Forget what we told the peer on which streams (a new or lost association). */
+static void streams_reset(sctp_link_t *l)
+{
+    l->out_streams = 0;
+    free(l->ident_sids);
+    l->ident_sids = NULL;
+}
+
+static int send_ident(sctp_stack_t *st, uint32_t link, uint16_t sid)
+{
+    sctp_wire_ident_t id;
+    memset(&id, 0, sizeof(id));
+    id.hdr.version = SCTP_WIRE_VERSION;
+    id.hdr.kind = SCTP_WIRE_IDENT;
+    id.magic = htonl(SCTP_IDENT_MAGIC);
+    id.jobid = htonl(st->cfg.jobid);
+    id.vpid = htonl(st->cfg.vpid);
+    uint64_t k = st->cfg.job_key;
+    id.job_key = ((uint64_t) htonl((uint32_t) k) << 32) | htonl((uint32_t) (k >> 32));
+    return send_one(st, link, sid, &id, sizeof(id));
+}
+
+uint16_t sctp_assoc_stream(sctp_stack_t *st, uint32_t link, uint8_t tag, const void *ob1,
+                           size_t len)
+{
+    uint16_t n = link < st->num_links ? st->links[link].out_streams : 0;
+    enum sctp_ob1_kind kind;
+    uint16_t sid = sctp_stream_choose(st->cfg.stream_map, n, tag, ob1, len, &kind);
+    sctp_streams_stats_t *s = &st->stream_stats;
+    if (kind == SCTP_OB1_NONE) {
+        s->chose_not_ob1++;
+    } else if (!st->cfg.stream_map || n < 2) {
+        s->chose_unmapped++;
+    } else if (kind == SCTP_OB1_ENVELOPE) {
+        s->chose_envelope++;
+    } else {
+        s->chose_other++;
+    }
+    return sid;
+}
+
+int sctp_assoc_send_on(sctp_stack_t *st, uint32_t link, uint16_t sid, void *data, size_t len)
 {
     if (link >= st->num_links || st->so == NULL || len < sizeof(sctp_wire_hdr_t)) {
         return -EINVAL;
@@ -66,28 +107,52 @@ int sctp_assoc_send(sctp_stack_t *st, uint32_t link, void *data, size_t len)
     if (l->failed) {
         return -EPIPE;
     }
+    if (sid >= l->out_streams) {
+        sid = 0;   /* chosen for an association that is gone, or not known yet */
+    }
+    /* The identification first, on stream 0 and then on every other stream
+     * before its first use: SCTP orders only within a stream, and the peer
+     * refuses data before identification (duplicates change nothing). */
     if (!l->ident_tx) {
-        sctp_wire_ident_t id;
-        memset(&id, 0, sizeof(id));
-        id.hdr.version = SCTP_WIRE_VERSION;
-        id.hdr.kind = SCTP_WIRE_IDENT;
-        id.magic = htonl(SCTP_IDENT_MAGIC);
-        id.jobid = htonl(st->cfg.jobid);
-        id.vpid = htonl(st->cfg.vpid);
-        uint64_t k = st->cfg.job_key;
-        id.job_key = ((uint64_t) htonl((uint32_t) k) << 32) | htonl((uint32_t) (k >> 32));
-        int rc = send_one(st, link, &id, sizeof(id));
+        int rc = send_ident(st, link, 0);
         if (rc != 0) {
             return rc;
         }
         l->ident_tx = true;
     }
-    int rc = send_one(st, link, data, len);
+    if (sid != 0) {
+        if (l->ident_sids == NULL && (l->ident_sids = calloc((l->out_streams + 7u) / 8u, 1)) == NULL) {
+            return -EAGAIN;
+        }
+        if (!(l->ident_sids[sid / 8] & (1u << (sid % 8)))) {
+            int rc = send_ident(st, link, sid);
+            if (rc != 0) {
+                return rc;
+            }
+            l->ident_sids[sid / 8] |= (uint8_t) (1u << (sid % 8));
+            st->stream_stats.ident_extra++;
+        }
+    }
+    int rc = send_one(st, link, sid, data, len);
     if (rc == 0) {
         st->stats.tx_msgs++;
         st->stats.tx_bytes += len;
+        st->stream_stats.tx_stream[sid < SCTP_STREAMS_COUNTED ? sid : SCTP_STREAMS_COUNTED]++;
     }
     return rc;
+}
+
+int sctp_assoc_send(sctp_stack_t *st, uint32_t link, void *data, size_t len)
+{
+    if (len < sizeof(sctp_wire_hdr_t)) {
+        return -EINVAL;
+    }
+    const sctp_wire_hdr_t *h = data;
+    uint16_t sid = h->kind == SCTP_WIRE_FRAG
+                       ? sctp_assoc_stream(st, link, h->tag, (const uint8_t *) data + sizeof(*h),
+                                           len - sizeof(*h))
+                       : 0;
+    return sctp_assoc_send_on(st, link, sid, data, len);
 }
 
 void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why)
@@ -102,10 +167,12 @@ void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why)
     l->assoc_id = 0;
     l->ident_tx = l->ident_rx = false;
     l->reasm_len = 0;
+    streams_reset(l);
 }
 
 void sctp_assoc_link_fini(sctp_link_t *l)
 {
+    streams_reset(l);
     free(l->reasm);
     l->reasm = NULL;
     l->reasm_len = l->reasm_cap = 0;
@@ -149,6 +216,7 @@ static void new_association(sctp_link_t *l, uint32_t assoc_id)
     l->assoc_id = assoc_id;
     l->ident_rx = false;
     l->reasm_len = 0;
+    streams_reset(l);   /* its COMM_UP tells the streams (until then: stream 0) */
 }
 
 static void association_ended(sctp_stack_t *st, uint32_t index, sctp_link_t *l, const char *why,
@@ -158,6 +226,7 @@ static void association_ended(sctp_stack_t *st, uint32_t index, sctp_link_t *l, 
     l->assoc_id = 0;
     l->ident_tx = l->ident_rx = false;
     l->reasm_len = 0;
+    streams_reset(l);
     if (failure && in_use && !st->closing) {
         l->failed = true;
         if (st->ops.peer_failed != NULL) {
@@ -189,6 +258,11 @@ static void on_notification(sctp_stack_t *st, const uint8_t *buf, size_t len)
             st->stats.assoc_up++;
             if (l != NULL && l->assoc_id != (uint32_t) ac->sac_assoc_id) {
                 new_association(l, (uint32_t) ac->sac_assoc_id);
+            }
+            if (l != NULL && l->out_streams != ac->sac_outbound_streams) {
+                /* What the peer granted: the streams we may send on. */
+                streams_reset(l);
+                l->out_streams = ac->sac_outbound_streams;
             }
             break;
         case SCTP_RESTART:

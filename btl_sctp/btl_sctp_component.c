@@ -76,6 +76,10 @@ static int sctp_component_register(void)
                          "association is declared lost and the job ends (in conn mode a peer's "
                          "stack runs only inside its MPI calls)", &k->peer_timeout_s, 60},
         {"streams", "SCTP streams asked for in each direction (SCTP_INITMSG)", &k->streams, 16},
+        {"stream_map", "1: put each ob1 match or rendezvous header on a stream chosen from its "
+                       "(communicator, tag) and ob1's other headers on streams of their own, "
+                       "so a loss on one stream does not stall the others; 0: every fragment "
+                       "on stream 0 (docs/sctp-streams.md)", &k->stream_map, 1},
         {"free_list_max", "Most fragment descriptors of each size (-1: no limit)",
          &k->free_list_max, -1},
     };
@@ -137,6 +141,7 @@ static bool sctp_params_valid(void)
         || esp_param_check_range("btl_sctp_peer_timeout", c->peer_timeout_s, 1, 86400, err,
                                  sizeof(err)) != 0
         || esp_param_check_range("btl_sctp_streams", c->streams, 1, 65535, err, sizeof(err)) != 0
+        || esp_param_check_range("btl_sctp_stream_map", c->stream_map, 0, 1, err, sizeof(err)) != 0
         || esp_param_check_range("btl_sctp_max_send_size", (long long) t->btl_max_send_size, 1024,
                                  64 << 20, err, sizeof(err)) != 0
         || esp_param_check_range("btl_sctp_eager_limit", (long long) t->btl_eager_limit, 64,

@@ -1,11 +1,24 @@
 /* sctp endpoints: per-peer state of the module. */
 #include "btl_sctp_endpoint.h"
 
+#include <stdlib.h>
+
 static void sctp_endpoint_construct(mca_btl_sctp_endpoint_t *ep)
 {
     ep->module = NULL;
     ep->proc = NULL;
     ep->link = 0;
+    ep->streams = NULL;
+    ep->num_streams = 0;
+    ep->flush_pass = 0;
+    ep->min_fail = 0;
 }
 
-OBJ_CLASS_INSTANCE(mca_btl_sctp_endpoint_t, opal_list_item_t, sctp_endpoint_construct, NULL);
+static void sctp_endpoint_destruct(mca_btl_sctp_endpoint_t *ep)
+{
+    free(ep->streams);
+    ep->streams = NULL;
+}
+
+OBJ_CLASS_INSTANCE(mca_btl_sctp_endpoint_t, opal_list_item_t, sctp_endpoint_construct,
+                   sctp_endpoint_destruct);

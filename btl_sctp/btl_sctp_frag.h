@@ -22,6 +22,7 @@ typedef struct mca_btl_sctp_frag {
     uint8_t *buf;                 /* payload room (capacity bytes); the header is before it */
     size_t capacity;
     uint8_t tag;
+    uint16_t sid;                 /* the SCTP stream it goes on (chosen once, at send) */
     bool pending;                 /* waiting in the module's pending list */
     bool pml_owns;                /* ob1 still holds it (frees it with btl_free) */
 } mca_btl_sctp_frag_t;

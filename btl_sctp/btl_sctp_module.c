@@ -208,6 +208,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
         .job_key = ((uint64_t) (me.jobid >> 16) * 0x9E3779B97F4A7C15ull) ^ 0x534354505f4b4559ull,
         /* CRC32c guards wires; loopback datagrams never leave memory. */
         .crc32c_offload = all_loopback,
+        .stream_map = c->stream_map != 0,
     };
     static const sctp_stack_ops_t ops = {on_deliver, on_peer_failed, on_identify};
     char err[512];
@@ -269,6 +270,12 @@ static int add_one_proc(mca_btl_sctp_module_t *m, opal_proc_t *proc,
     if (ep == NULL) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
+    ep->streams = calloc((size_t) mca_btl_sctp_component.streams, sizeof(*ep->streams));
+    if (ep->streams == NULL) {
+        OBJ_RELEASE(ep);
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    ep->num_streams = (uint16_t) mca_btl_sctp_component.streams;
     ep->module = m;
     ep->proc = proc;
     ep->link = (uint32_t) link;
@@ -324,10 +331,34 @@ static void report_stats(mca_btl_sctp_module_t *m)
                 (unsigned long long) s->out_errors);
 }
 
+/* Where the fragments went (btl_sctp_streams.h). */
+static void report_streams(mca_btl_sctp_module_t *m)
+{
+    const sctp_streams_stats_t *s = &m->stack.stream_stats;
+    char per[SCTP_STREAMS_COUNTED * 24 + 32];
+    size_t n = 0;
+    per[0] = '\0';
+    for (int i = 0; i <= SCTP_STREAMS_COUNTED && n < sizeof(per); i++) {
+        if (s->tx_stream[i] != 0) {
+            n += (size_t) snprintf(per + n, sizeof(per) - n, " %s%d:%llu",
+                                   i == SCTP_STREAMS_COUNTED ? ">=" : "", i,
+                                   (unsigned long long) s->tx_stream[i]);
+        }
+    }
+    ESP_VERBOSE(1, "btl sctp: streams (map %s): messages sent per stream%s; chosen for %llu ob1 "
+                "envelopes, %llu other ob1 headers, %llu before the association's streams were "
+                "known or unmapped, %llu not ob1; %llu identifications on streams above 0",
+                m->stack.cfg.stream_map ? "on" : "off", per,
+                (unsigned long long) s->chose_envelope, (unsigned long long) s->chose_other,
+                (unsigned long long) s->chose_unmapped, (unsigned long long) s->chose_not_ob1,
+                (unsigned long long) s->ident_extra);
+}
+
 static int sctp_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
     report_stats(m);
+    report_streams(m);
     if (m->stack_open) {
         sctp_stack_close(&m->stack);
         m->stack_open = false;
@@ -429,7 +460,16 @@ static int frag_send(mca_btl_sctp_module_t *m, mca_btl_sctp_frag_t *f)
     sctp_wire_hdr_t h = {SCTP_WIRE_VERSION, SCTP_WIRE_FRAG, f->tag, 0, 0};
     uint8_t *msg = f->buf - sizeof(h);
     memcpy(msg, &h, sizeof(h));
-    return sctp_assoc_send(&m->stack, f->endpoint->link, msg, sizeof(h) + f->segment.seg_len);
+    return sctp_assoc_send_on(&m->stack, f->endpoint->link, f->sid, msg,
+                              sizeof(h) + f->segment.seg_len);
+}
+
+/* The stream for ob1's bytes to ep (0 beyond what the endpoint tracks). */
+static uint16_t choose_stream(mca_btl_sctp_module_t *m, mca_btl_sctp_endpoint_t *ep, uint8_t tag,
+                              const void *ob1, size_t len)
+{
+    uint16_t sid = sctp_assoc_stream(&m->stack, ep->link, tag, ob1, len);
+    return sid < ep->num_streams ? sid : 0;
 }
 
 /* A fragment that waited went out (or never will): tell ob1 now. */
@@ -445,16 +485,45 @@ static void frag_complete_later(mca_btl_sctp_module_t *m, mca_btl_sctp_frag_t *f
     }
 }
 
+/* Send what waits for send-buffer room. Order is kept per peer and stream
+ * (SCTP orders no more than that): a stream stops at its first refused
+ * fragment, and a peer's association stops for messages at least as large
+ * as one it refused in this pass, so a small message on a free stream can
+ * pass bulk data waiting on another. With btl_sctp_stream_map 0 every
+ * fragment is on stream 0: one queue per peer, in ob1's order. */
 static void flush_pending(mca_btl_sctp_module_t *m)
 {
-    while (!opal_list_is_empty(&m->pending)) {
-        mca_btl_sctp_frag_t *f = (mca_btl_sctp_frag_t *) opal_list_get_first(&m->pending);
+    if (opal_list_is_empty(&m->pending)) {
+        return;
+    }
+    uint32_t pass = ++m->flush_pass;
+    opal_list_item_t *it = opal_list_get_first(&m->pending);
+    while (it != opal_list_get_end(&m->pending)) {
+        opal_list_item_t *next = opal_list_get_next(it);
+        mca_btl_sctp_frag_t *f = (mca_btl_sctp_frag_t *) it;
+        mca_btl_sctp_endpoint_t *ep = f->endpoint;
+        struct sctp_ep_stream *es = &ep->streams[f->sid];
+        size_t len = sizeof(sctp_wire_hdr_t) + f->segment.seg_len;
+        if (ep->flush_pass != pass) {
+            ep->flush_pass = pass;
+            ep->min_fail = SIZE_MAX;
+        }
+        if (es->blocked == pass || len >= ep->min_fail) {
+            es->blocked = pass;
+            it = next;
+            continue;
+        }
         int rc = frag_send(m, f);
         if (rc == -EAGAIN) {
-            return;
+            es->blocked = pass;
+            ep->min_fail = len;
+            it = next;
+            continue;
         }
-        opal_list_remove_first(&m->pending);
+        opal_list_remove_item(&m->pending, it);
+        es->pending--;
         frag_complete_later(m, f, rc == 0 ? OPAL_SUCCESS : OPAL_ERR_UNREACH);
+        it = next;
     }
 }
 
@@ -466,10 +535,12 @@ static int sctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
     f->endpoint = ep;
     f->tag = tag;
     SCTP_LOCK(m);
-    /* Behind earlier waiting fragments: ob1 sees them in the order it sent. */
-    int rc = opal_list_is_empty(&m->pending) ? frag_send(m, f) : -EAGAIN;
+    f->sid = choose_stream(m, ep, tag, f->buf, f->segment.seg_len);
+    /* Behind earlier waiting fragments of its stream: in the order ob1 sent. */
+    int rc = ep->streams[f->sid].pending == 0 ? frag_send(m, f) : -EAGAIN;
     if (rc == -EAGAIN) {
         f->pending = true;
+        ep->streams[f->sid].pending++;
         opal_list_append(&m->pending, &f->base.super.super);
         SCTP_UNLOCK(m);
         return OPAL_SUCCESS;   /* completed later, with the callback */
@@ -497,7 +568,8 @@ static int sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     size_t total = header_size + payload_size;
     if (total <= btl->btl_eager_limit) {
         SCTP_LOCK(m);
-        if (opal_list_is_empty(&m->pending)) {
+        uint16_t sid = choose_stream(m, ep, tag, header, header_size);
+        if (ep->streams[sid].pending == 0) {
             sctp_wire_hdr_t h = {SCTP_WIRE_VERSION, SCTP_WIRE_FRAG, tag, 0, 0};
             uint8_t *data = m->scratch;
             memcpy(data, &h, sizeof(h));
@@ -510,7 +582,8 @@ static int sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
                 size_t max = payload_size;
                 packed = opal_convertor_pack(conv, &iov, &n, &max) >= 0 && max == payload_size;
             }
-            int rc = packed ? sctp_assoc_send(&m->stack, ep->link, data, sizeof(h) + total)
+            int rc = packed ? sctp_assoc_send_on(&m->stack, ep->link, sid, data,
+                                                 sizeof(h) + total)
                             : -EAGAIN;
             if (rc == 0) {
                 SCTP_UNLOCK(m);

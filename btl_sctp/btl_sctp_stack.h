@@ -19,6 +19,7 @@
 
 #include "esp_dgram.h"
 #include "esp_ifsel.h"
+#include "btl_sctp_streams.h"
 
 struct socket;   /* usrsctp */
 
@@ -49,6 +50,7 @@ typedef struct sctp_stack_config {
     uint32_t jobid, vpid;        /* who we are, for the identification message */
     uint64_t job_key;
     bool crc32c_offload;         /* skip usrsctp's CRC32c (loopback only) */
+    bool stream_map;             /* spread ob1's fragments over streams (btl_sctp_streams.h) */
 } sctp_stack_config_t;
 
 typedef struct sctp_stack_stats {
@@ -78,6 +80,9 @@ typedef struct sctp_link {
     bool failed;                  /* lost: no more sends */
     uint8_t *reasm;               /* pieces of a message before MSG_EOR */
     size_t reasm_len, reasm_cap;
+    /* streams (btl_sctp_assoc.c, btl_sctp_streams.h) */
+    uint16_t out_streams;         /* negotiated outbound streams; 0: not known yet (stream 0) */
+    uint8_t *ident_sids;          /* bitmap: identification sent on stream i (i > 0) */
 } sctp_link_t;
 
 typedef struct sctp_stack {
@@ -98,6 +103,7 @@ typedef struct sctp_stack {
     bool draining;                /* no nested receive loop from a delivery */
     bool closing;
     sctp_stack_stats_t stats;
+    sctp_streams_stats_t stream_stats;  /* btl_sctp_assoc.c: per stream, what was chosen */
 } sctp_stack_t;
 
 /* Start usrsctp (first stack in the process), open the UDP sockets and the
@@ -126,6 +132,17 @@ int sctp_stack_poll(sctp_stack_t *st);
  * association is made on first use. Returns 0 (usrsctp copied it), -EAGAIN
  * (send buffer full: retry after a poll), or another -errno (peer failed). */
 int sctp_assoc_send(sctp_stack_t *st, uint32_t link, void *data, size_t len);
+
+/* The stream a fragment will go on: ob1's bytes at ob1 (len of them,
+ * under BTL tag tag) to link, by the rule of btl_sctp_streams.h with the
+ * streams its association negotiated. Counted in stream_stats. */
+uint16_t sctp_assoc_stream(sctp_stack_t *st, uint32_t link, uint8_t tag, const void *ob1,
+                           size_t len);
+
+/* sctp_assoc_send on a chosen stream (sctp_assoc_send chooses it itself).
+ * The peer's identification goes first on every stream before its first
+ * use, so data never overtakes it. */
+int sctp_assoc_send_on(sctp_stack_t *st, uint32_t link, uint16_t sid, void *data, size_t len);
 
 /* Read every waiting message and notification off the socket. */
 void sctp_assoc_drain(sctp_stack_t *st);
