@@ -469,6 +469,18 @@ static uint16_t choose_stream(mca_btl_sctp_module_t *m, mca_btl_sctp_endpoint_t 
                               const void *ob1, size_t len)
 {
     uint16_t sid = sctp_assoc_stream(&m->stack, ep->link, tag, ob1, len);
+    static int traced;
+    if (traced < 40) {
+        /* The first headers as parsed, to check the layout against the real ob1. */
+        sctp_ob1_info_t h;
+        enum sctp_ob1_kind k = sctp_ob1_parse(tag, ob1, len, &h);
+        traced++;
+        ESP_VERBOSE(40, "btl sctp: to rank %u tag 0x%02x len %zu: %s type %u flags 0x%x ctx %u "
+                    "src %d tag %d seq %u key 0x%llx -> stream %u",
+                    ep->proc ? (unsigned) ep->proc->proc_name.vpid : 0u, tag, len,
+                    k == SCTP_OB1_ENVELOPE ? "envelope" : k == SCTP_OB1_OTHER ? "other" : "not ob1",
+                    h.type, h.flags, h.ctx, h.src, h.tag, h.seq, (unsigned long long) h.key, sid);
+    }
     return sid < ep->num_streams ? sid : 0;
 }
 
