@@ -81,8 +81,7 @@ typedef struct mca_btl_esp_component {
     int checksum;                /* 1 on, 0 off, -1 auto: off over loopback */
     int port_min;
     int free_list_max;
-    double fault_drop, fault_dup, fault_reorder, fault_corrupt;
-    int fault_seed;
+    esp_mca_faults_t faults;     /* test-only fault layer (btl_esp_fault_*) */
     int verbose;
 
     mca_btl_esp_module_t *module;  /* the one module (all NICs, all peers) */

@@ -57,14 +57,6 @@ static void reg_str(const char *name, const char *help, int level, char **storag
                                            MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
-static void reg_double(const char *name, const char *help, double *storage)
-{
-    *storage = 0.0;
-    (void) mca_base_component_var_register(&mca_btl_esp_component.super.btl_version, name, help,
-                                           MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_9,
-                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
-}
-
 static int esp_component_register(void)
 {
     mca_btl_esp_component_t *c = &mca_btl_esp_component;
@@ -119,15 +111,7 @@ static int esp_component_register(void)
             OPAL_INFO_LVL_9, &c->free_list_max, -1);
 
     /* Test-only fault injection on the receive path. */
-    reg_double("fault_drop", "TESTING: probability a received datagram is dropped", &c->fault_drop);
-    reg_double("fault_dup", "TESTING: probability a received datagram is delivered twice",
-               &c->fault_dup);
-    reg_double("fault_reorder", "TESTING: probability a received datagram is held back "
-               "behind later ones", &c->fault_reorder);
-    reg_double("fault_corrupt", "TESTING: probability one byte of a received datagram is changed",
-               &c->fault_corrupt);
-    reg_int("fault_seed", "TESTING: seed of the fault layer (each rank adds its rank)",
-            OPAL_INFO_LVL_9, &c->fault_seed, 1);
+    esp_mca_faults_register(v, &c->faults);
 
     /* Open MPI's standard btl_esp_* parameters (exclusivity, limits, ...). */
     static const esp_btl_defaults_t defaults = {
@@ -178,18 +162,6 @@ static bool range_param(const char *name, long long v, long long min, long long 
     return true;
 }
 
-static bool probability_params_valid(void)
-{
-    mca_btl_esp_component_t *c = &mca_btl_esp_component;
-    esp_fault_config_t f = {c->fault_drop, c->fault_dup, c->fault_reorder, c->fault_corrupt, 0, 0};
-    char err[256];
-    if (esp_fault_config_check(&f, err, sizeof(err)) != 0) {
-        ESP_ERROR("btl esp: btl_esp_%s", err);
-        return false;
-    }
-    return true;
-}
-
 /* Check every parameter once, with one message naming what is wrong. */
 static bool esp_params_valid(void)
 {
@@ -234,7 +206,7 @@ static bool esp_params_valid(void)
                           16 << 20)
            && range_param("btl_esp_eager_limit", (long long) t->btl_eager_limit, 64,
                           (long long) t->btl_max_send_size)
-           && probability_params_valid();
+           && esp_mca_faults_valid("esp", &c->faults);
 }
 
 static mca_btl_base_module_t **esp_component_init(int *num_btls, bool enable_progress_threads,

@@ -300,7 +300,7 @@ static int add_one_proc(mca_btl_esp_module_t *m, opal_proc_t *proc, mca_btl_esp_
     /* Auto: over loopback datagrams never leave memory, so no checksum,
      * unless the test-only fault layer corrupts them. */
     int crc = mca_btl_esp_component.checksum;
-    bool memory_only = m->nics[nic].iface.loopback && mca_btl_esp_component.fault_corrupt == 0;
+    bool memory_only = m->nics[nic].iface.loopback && mca_btl_esp_component.faults.corrupt == 0;
     (void) esp_proto_peer_checksum(m->proto, ep->peer, crc == 1 || (crc == -1 && !memory_only));
     m->num_peers++;
     m->nics[nic].active = true;

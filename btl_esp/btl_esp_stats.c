@@ -116,24 +116,15 @@ void esp_stats_report(mca_btl_esp_module_t *m)
                 m->add_procs_peers ? m->add_procs_heap / m->add_procs_peers : 0);
 
     /* The wire: kernel refusals and the test-only fault layer. */
-    uint64_t tx_err = 0, fseen = 0, fdrop = 0, fdup = 0, freo = 0, fcor = 0;
+    uint64_t tx_err = 0;
+    esp_fault_stats_t faults = {0};
     for (size_t i = 0; i < m->num_nics; i++) {
         for (int ch = 0; ch < 2; ch++) {
-            const esp_dgram_sock_t *s = &m->nics[i].sock[ch];
-            tx_err += s->stats.tx_errors;
-            if (s->fault != NULL) {
-                const esp_fault_stats_t *f = esp_fault_stats(s->fault);
-                fseen += f->seen;
-                fdrop += f->dropped;
-                fdup += f->duplicated;
-                freo += f->reordered;
-                fcor += f->corrupted;
-            }
+            tx_err += m->nics[i].sock[ch].stats.tx_errors;
+            esp_fault_stats_add(&faults, m->nics[i].sock[ch].fault);
         }
     }
-    opal_output(0, "btl esp stats rank %u: tx_errors=%llu fault_seen=%llu fault_dropped=%llu "
-                "fault_duplicated=%llu fault_reordered=%llu fault_corrupted=%llu", rank,
-                (unsigned long long) tx_err, (unsigned long long) fseen,
-                (unsigned long long) fdrop, (unsigned long long) fdup,
-                (unsigned long long) freo, (unsigned long long) fcor);
+    char fline[256];
+    opal_output(0, "btl esp stats rank %u: tx_errors=%llu %s", rank, (unsigned long long) tx_err,
+                esp_fault_stats_format(&faults, fline, sizeof(fline)));
 }

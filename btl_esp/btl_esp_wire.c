@@ -18,19 +18,6 @@
 /* Batches read from one socket per progress pass at most. */
 #define RX_BATCHES_PER_PASS 4
 
-static esp_fault_t *fault_for(int channel)
-{
-    mca_btl_esp_component_t *c = &mca_btl_esp_component;
-    esp_fault_config_t f = {
-        .drop = c->fault_drop,
-        .duplicate = c->fault_dup,
-        .reorder = c->fault_reorder,
-        .corrupt = c->fault_corrupt,
-        .seed = (uint64_t) c->fault_seed * 1000003u + OPAL_PROC_MY_NAME.vpid * 2u + (unsigned) channel,
-    };
-    return esp_fault_config_active(&f) ? esp_fault_create(&f, ESP_DGRAM_MAX_PAYLOAD) : NULL;
-}
-
 static void close_nic(mca_btl_esp_nic_t *nic)
 {
     for (int ch = 0; ch < 2; ch++) {
@@ -66,7 +53,8 @@ int esp_wire_open(mca_btl_esp_module_t *m)
             continue;
         }
         for (int ch = 0; ch < 2; ch++) {
-            nic->sock[ch].fault = fault_for(ch);
+            nic->sock[ch].fault = esp_mca_faults_create(&c->faults, 2, (unsigned) ch,
+                                                       ESP_DGRAM_MAX_PAYLOAD);
         }
         m->num_nics++;
     }

@@ -188,6 +188,30 @@ const esp_fault_stats_t *esp_fault_stats(const esp_fault_t *f)
     return &f->stats;
 }
 
+void esp_fault_stats_add(esp_fault_stats_t *sum, const esp_fault_t *f)
+{
+    if (f == NULL) {
+        return;
+    }
+    const esp_fault_stats_t *s = esp_fault_stats(f);
+    sum->seen += s->seen;
+    sum->dropped += s->dropped;
+    sum->duplicated += s->duplicated;
+    sum->reordered += s->reordered;
+    sum->corrupted += s->corrupted;
+}
+
+const char *esp_fault_stats_format(const esp_fault_stats_t *s, char *buf, size_t len)
+{
+    if (len > 0) {
+        snprintf(buf, len, "fault_seen=%llu fault_dropped=%llu fault_duplicated=%llu "
+                 "fault_reordered=%llu fault_corrupted=%llu", (unsigned long long) s->seen,
+                 (unsigned long long) s->dropped, (unsigned long long) s->duplicated,
+                 (unsigned long long) s->reordered, (unsigned long long) s->corrupted);
+    }
+    return buf;
+}
+
 /* ---- buffers ---- */
 
 /* A free buffer of max_len bytes, or NULL (allocation failed). */

@@ -37,6 +37,11 @@ int esp_fault_config_check(const esp_fault_config_t *cfg, char *err, size_t errl
 esp_fault_t *esp_fault_create(const esp_fault_config_t *cfg, size_t max_len);
 void esp_fault_destroy(esp_fault_t *f);
 const esp_fault_stats_t *esp_fault_stats(const esp_fault_t *f);
+/* Add f's counters to sum (nothing when f is NULL: the layer is off). */
+void esp_fault_stats_add(esp_fault_stats_t *sum, const esp_fault_t *f);
+/* "fault_seen=N fault_dropped=N fault_duplicated=N fault_reordered=N
+ * fault_corrupted=N" into buf: the names both components print at finalize. */
+const char *esp_fault_stats_format(const esp_fault_stats_t *s, char *buf, size_t len);
 
 /* One datagram going through the filter. `from` is the sender's address,
  * opaque here (an esp_sockaddr_t), copied along with held or duplicated

@@ -3,6 +3,7 @@
 
 #include <opal/mca/base/mca_base_var.h>
 #include <opal/runtime/opal.h>
+#include <opal/util/proc.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,4 +120,55 @@ int esp_mca_register_base_params(mca_base_component_t *component, mca_btl_base_m
     module->btl_latency = 100;
     module->btl_bandwidth = 1000;
     return mca_btl_base_param_register(component, module);
+}
+
+static void reg_probability(mca_base_component_t *component, const char *name, const char *help,
+                            double *storage)
+{
+    *storage = 0.0;
+    (void) mca_base_component_var_register(component, name, help, MCA_BASE_VAR_TYPE_DOUBLE, NULL,
+                                           0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+                                           storage);
+}
+
+void esp_mca_faults_register(mca_base_component_t *component, esp_mca_faults_t *f)
+{
+    reg_probability(component, "fault_drop", "TESTING: probability a received datagram is dropped",
+                    &f->drop);
+    reg_probability(component, "fault_dup",
+                    "TESTING: probability a received datagram is delivered twice", &f->dup);
+    reg_probability(component, "fault_reorder", "TESTING: probability a received datagram is "
+                    "held back behind later ones", &f->reorder);
+    reg_probability(component, "fault_corrupt",
+                    "TESTING: probability one byte of a received datagram is changed", &f->corrupt);
+    f->seed = 1;
+    (void) mca_base_component_var_register(component, "fault_seed",
+        "TESTING: seed of the fault layer (each rank adds its rank)", MCA_BASE_VAR_TYPE_INT, NULL,
+        0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, &f->seed);
+}
+
+static esp_fault_config_t faults_config(const esp_mca_faults_t *f)
+{
+    esp_fault_config_t c = {
+        .drop = f->drop, .duplicate = f->dup, .reorder = f->reorder, .corrupt = f->corrupt};
+    return c;
+}
+
+bool esp_mca_faults_valid(const char *component_name, const esp_mca_faults_t *f)
+{
+    esp_fault_config_t c = faults_config(f);
+    char err[256];
+    if (esp_fault_config_check(&c, err, sizeof(err)) != 0) {
+        ESP_ERROR("btl %s: btl_%s_%s", component_name, component_name, err);
+        return false;
+    }
+    return true;
+}
+
+esp_fault_t *esp_mca_faults_create(const esp_mca_faults_t *f, unsigned per_rank, unsigned index,
+                                   size_t max_len)
+{
+    esp_fault_config_t c = faults_config(f);
+    c.seed = (uint64_t) f->seed * 1000003u + (uint64_t) OPAL_PROC_MY_NAME.vpid * per_rank + index;
+    return esp_fault_config_active(&c) ? esp_fault_create(&c, max_len) : NULL;
 }

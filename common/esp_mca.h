@@ -10,6 +10,7 @@
 #include <opal/mca/btl/base/base.h>
 #include <opal/util/output.h>
 
+#include "esp_fault.h"
 #include "esp_ifsel.h"
 
 /* Messages under --mca btl_base_verbose N. */
@@ -52,6 +53,28 @@ typedef struct esp_btl_defaults {
 /* Put the defaults into a module template and register the standard parameters. */
 int esp_mca_register_base_params(mca_base_component_t *component, mca_btl_base_module_t *module,
                                  const esp_btl_defaults_t *defaults);
+
+/* The test-only fault layer's parameters every component has:
+ * <component>_fault_drop, _dup, _reorder, _corrupt (probabilities per
+ * received datagram, 0 = off) and _fault_seed. */
+typedef struct esp_mca_faults {
+    double drop, dup, reorder, corrupt;
+    int seed;
+} esp_mca_faults_t;
+
+/* Register them (TESTING in the help text, level 9, all off). */
+void esp_mca_faults_register(mca_base_component_t *component, esp_mca_faults_t *faults);
+
+/* True when the values are probabilities (drop below 1); else false after one
+ * message naming the parameter ("btl esp: btl_esp_fault drop=1.5 is not ..."). */
+bool esp_mca_faults_valid(const char *component_name, const esp_mca_faults_t *faults);
+
+/* A fault layer for one of this process's sockets, or NULL when every
+ * probability is 0 (or out of memory). Each socket gets its own seed:
+ * seed * 1000003 + rank * per_rank + index (index < per_rank). max_len: the
+ * largest datagram the socket receives. */
+esp_fault_t *esp_mca_faults_create(const esp_mca_faults_t *faults, unsigned per_rank,
+                                   unsigned index, size_t max_len);
 
 /* False (with one message) when the running Open MPI is not the 4.1 series
  * these components were compiled for: the BTL ABI differs across series. */

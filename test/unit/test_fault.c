@@ -635,6 +635,35 @@ static void config_check(void)
     CHECK(strlen(tiny) == 7);
 }
 
+/* The counters both components print at finalize: summed over sockets
+ * (a socket without the layer adds nothing) and formatted by name. */
+static void stats_sum_format(void)
+{
+    esp_fault_config_t cfg = {.drop = 0.5, .seed = 11};
+    esp_fault_t *f = esp_fault_create(&cfg, 64);
+    CHECK(f != NULL);
+    unsigned char data[8][16];
+    esp_fault_pkt_t pkts[12];
+    for (int i = 0; i < 8; i++) {
+        pkts[i].buf = data[i];
+        pkts[i].len = sizeof(data[i]);
+        memset(pkts[i].from, 0, sizeof(pkts[i].from));
+    }
+    unsigned got = esp_fault_filter(f, pkts, 8, 12, 0);
+    esp_fault_stats_t sum = {0};
+    esp_fault_stats_add(&sum, f);
+    esp_fault_stats_add(&sum, NULL);
+    esp_fault_stats_add(&sum, f);
+    CHECK(sum.seen == 16);
+    CHECK(sum.dropped == 2 * (8 - got));
+    char buf[256];
+    sum = (esp_fault_stats_t){1, 2, 3, 4, 5};
+    CHECK(strcmp(esp_fault_stats_format(&sum, buf, sizeof(buf)),
+                 "fault_seen=1 fault_dropped=2 fault_duplicated=3 fault_reordered=4 "
+                 "fault_corrupted=5") == 0);
+    esp_fault_destroy(f);
+}
+
 int main(void)
 {
     RUN("fault", determinism);
@@ -652,5 +681,6 @@ int main(void)
     RUN("fault", inactive_identity);
     RUN("fault", robustness);
     RUN("fault", config_check);
+    RUN("fault", stats_sum_format);
     return UNIT_RESULT();
 }
