@@ -4,6 +4,7 @@
  *   stack   btl_sctp_stack.[ch]   usrsctp in conn mode over common/esp_dgram
  *   assoc   btl_sctp_assoc.c      associations, identification, messages
  *   btl     btl_sctp_*.c          this Open MPI glue
+ *   stats   btl_sctp_stats.c      counters printed at finalize
  */
 #ifndef MCA_BTL_SCTP_H
 #define MCA_BTL_SCTP_H
@@ -64,6 +65,8 @@ typedef struct mca_btl_sctp_component {
     int streams;
     int stream_map;              /* 1: ob1's fragments spread over streams; 0: all on stream 0 */
     int free_list_max;
+    int verbose;                 /* 1: counters of each process at finalize */
+    esp_mca_faults_t faults;     /* test-only fault layer (btl_sctp_fault_*) */
 
     mca_btl_sctp_module_t *module;  /* one-to-many: the one module */
 } mca_btl_sctp_component_t;
@@ -75,6 +78,10 @@ extern mca_btl_sctp_module_t mca_btl_sctp_module_template;
 
 int mca_btl_sctp_module_init(mca_btl_sctp_module_t *module, esp_if_t *ifaces, size_t count);
 int mca_btl_sctp_progress(void);
+
+/* Under btl_sctp_verbose >= 1, print the module's counters, usrsctp's and
+ * the fault layer's as name=value lines (btl_sctp_stats.c). */
+void sctp_stats_report(mca_btl_sctp_module_t *m);
 
 #define SCTP_LOCK(m) OPAL_THREAD_LOCK(&(m)->base.lock)
 #define SCTP_UNLOCK(m) OPAL_THREAD_UNLOCK(&(m)->base.lock)

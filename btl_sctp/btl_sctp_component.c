@@ -7,6 +7,7 @@
 
 #include <opal/mca/base/mca_base_var.h>
 
+#include "esp_modex.h"
 #include "esp_params.h"
 
 #include <stdlib.h>
@@ -82,6 +83,9 @@ static int sctp_component_register(void)
                        "on stream 0 (docs/sctp-streams.md)", &k->stream_map, 1},
         {"free_list_max", "Most fragment descriptors of each size (-1: no limit)",
          &k->free_list_max, -1},
+        {"verbose", "1: print the counters of each process at finalize (messages, bytes, "
+                    "associations, usrsctp's retransmissions and checksum errors, the fault "
+                    "layer's)", &k->verbose, 0},
     };
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         *ints[i].var = ints[i].def;
@@ -89,6 +93,9 @@ static int sctp_component_register(void)
                                                MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
                                                MCA_BASE_VAR_SCOPE_READONLY, ints[i].var);
     }
+
+    /* Test-only fault injection on the UDP sockets' receive path (conn mode). */
+    esp_mca_faults_register(c, &k->faults);
 
     /* Open MPI's standard btl_sctp_* parameters (exclusivity, limits, ...). */
     static const esp_btl_defaults_t defaults = {
@@ -149,7 +156,7 @@ static bool sctp_params_valid(void)
         ESP_ERROR("btl sctp: %s", err);
         return false;
     }
-    return true;
+    return esp_mca_faults_valid("sctp", &c->faults);
 }
 
 static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_progress_threads,
@@ -188,6 +195,13 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
         free(m);
         free(btls);
         return NULL;
+    }
+    /* The fault layer under usrsctp: no datagram has arrived yet (the
+     * associations start at the first send, after add_procs). */
+    for (size_t i = 0; i < m->stack.num_socks; i++) {
+        esp_dgram_sock_t *s = &m->stack.socks[i];
+        s->fault = esp_mca_faults_create(&mca_btl_sctp_component.faults, ESP_MODEX_MAX_ADDRS,
+                                         (unsigned) i, s->rx_buf_size);
     }
     mca_btl_sctp_component.module = m;
     btls[0] = &m->base.super;
