@@ -60,7 +60,6 @@ void sctp_stats_report(mca_btl_sctp_module_t *m)
     memset(&u, 0, sizeof(u));
     usrsctp_get_stat(&u);
     const sctp_counter_t stack[] = {
-        {"packets_tx", u.sctps_sendpackets},
         {"packets_rx", u.sctps_inpackets},
         {"data_chunks_tx", u.sctps_senddata},
         {"data_chunks_rx", u.sctps_recvdata},
@@ -82,15 +81,17 @@ void sctp_stats_report(mca_btl_sctp_module_t *m)
     };
     print_line(rank, stack, N(stack), NULL);
 
-    uint64_t rx = 0, tx_err = 0;
+    uint64_t tx = 0, rx = 0, tx_err = 0;
     esp_fault_stats_t faults = {0};
     for (size_t i = 0; i < m->stack.num_socks; i++) {
         const esp_dgram_sock_t *d = &m->stack.socks[i];
+        tx += d->stats.tx_datagrams;
         rx += d->stats.rx_datagrams;
         tx_err += d->stats.tx_errors;
         esp_fault_stats_add(&faults, d->fault);
     }
     const sctp_counter_t wire[] = {
+        {"udp_tx", tx},
         {"udp_rx", rx},
         {"tx_errors", tx_err},
     };
