@@ -14,6 +14,9 @@
  * reached: identified peers' fragments delivered, strangers accepted or
  * refused, associations replaced, lost and aborted.
  *
+ * The stream rule's parser of ob1 headers (btl_sctp_ob1.c: it reads our own
+ * outgoing bytes, but must not trust them either) gets every raw record too.
+ *
  * Checked besides the sanitizers: a fragment is delivered only to a link
  * that identified itself on its current association, to the endpoint of
  * that link, and never larger than the largest message less the header.
@@ -28,6 +31,7 @@
 
 #include "btl_sctp_hdr.h"
 #include "btl_sctp_stack.h"
+#include "btl_sctp_streams.h"
 
 #define NLINKS 3
 #define JOBID 0x12340000u
@@ -156,6 +160,7 @@ static void assoc_change(sctp_stack_t *st, input_t *in)
     ac.sac_length = sizeof(ac);
     ac.sac_state = states[take8(in) % 5];
     ac.sac_assoc_id = (sctp_assoc_t) (take8(in) % 5);
+    ac.sac_outbound_streams = (uint16_t) take8(in);
     size_t len = sizeof(ac) - (take8(in) % 4 == 0 ? take8(in) % sizeof(ac) : 0);
     sctp_assoc_notification(st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &ac, len);
 }
@@ -207,6 +212,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int flags = take8(&in) & 1 ? MSG_EOR : 0;
             size_t len = take16(&in) % (MAX_MSG + 64);
             const uint8_t *p = take(&in, &len);
+            uint16_t n = (uint16_t) (assoc * 7);
+            uint16_t sid = sctp_stream_choose(flags != 0, n, (uint8_t) (0x40 + link), p, len, NULL);
+            CHECK(sid == 0 || sid < n);
             sctp_assoc_input(&st, link, assoc, flags, p, len);
             break;
         }
