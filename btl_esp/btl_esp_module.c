@@ -157,11 +157,6 @@ static uint64_t random64(void)
     return v;
 }
 
-static uint64_t identity(opal_process_name_t name)
-{
-    return (uint64_t) name.jobid << 32 | name.vpid;
-}
-
 static void engine_config(mca_btl_esp_module_t *m, esp_proto_config_t *cfg)
 {
     mca_btl_esp_component_t *c = &mca_btl_esp_component;
@@ -170,7 +165,7 @@ static void engine_config(mca_btl_esp_module_t *m, esp_proto_config_t *cfg)
     /* Every job launched by one mpirun (a job family: the upper half of
      * the job id) may talk to the others, e.g. after MPI_Comm_spawn. */
     cfg->job_key = ((uint64_t) (me.jobid >> 16) * 0x9E3779B97F4A7C15ull) ^ 0x4553505f4b455931ull;
-    cfg->my_id = identity(me);
+    cfg->my_id = esp_btl_proc_id(me);
     cfg->my_epoch = m->epoch;
     cfg->seed = random64();
     cfg->window = (uint32_t) c->window;
@@ -242,28 +237,18 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
 /* Make an endpoint for proc (once), from its modex record. */
 static int add_one_proc(mca_btl_esp_module_t *m, opal_proc_t *proc, mca_btl_esp_endpoint_t **out)
 {
-    uint64_t id = identity(proc->proc_name);
+    uint64_t id = esp_btl_proc_id(proc->proc_name);
     void *known;
     if (opal_hash_table_get_value_uint64(&m->peer_by_id, id, &known) == OPAL_SUCCESS) {
         *out = known;
         return OPAL_SUCCESS;
     }
-    uint8_t *buf = NULL;
-    size_t size = 0;
-    int rc;
-    OPAL_MODEX_RECV(rc, &mca_btl_esp_component.super.btl_version, &proc->proc_name,
-                    (uint8_t **) &buf, &size);
-    if (rc != OPAL_SUCCESS || buf == NULL) {
-        return OPAL_ERR_UNREACH;   /* esp is not running there */
-    }
     esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS];
     uint64_t epoch = 0;
-    int n = esp_modex_decode(ESP_MODEX_KIND_ESP, buf, size, addrs, ESP_MODEX_MAX_ADDRS, &epoch);
-    free(buf);
-    if (n <= 0) {
-        ESP_ERROR("btl esp: the address record of rank %u is malformed; not using esp to it",
-                  proc->proc_name.vpid);
-        return OPAL_ERR_UNREACH;
+    int n = esp_btl_modex_recv(&mca_btl_esp_component.super.btl_version, ESP_MODEX_KIND_ESP,
+                               proc, addrs, ESP_MODEX_MAX_ADDRS, &epoch);
+    if (n < 0) {
+        return n;
     }
     size_t nic = 0;
     bool same_host = OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags);

@@ -60,11 +60,6 @@ mca_btl_sctp_module_t mca_btl_sctp_module_template = {
 #define UDP_RCVBUF (16u << 20)
 #define UDP_SNDBUF (8u << 20)
 
-static uint64_t identity(opal_process_name_t name)
-{
-    return (uint64_t) name.jobid << 32 | name.vpid;
-}
-
 /* ------------------------------------------------- transport callbacks */
 
 static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data, size_t len)
@@ -235,28 +230,18 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
 static int add_one_proc(mca_btl_sctp_module_t *m, opal_proc_t *proc,
                         mca_btl_sctp_endpoint_t **out)
 {
-    uint64_t id = identity(proc->proc_name);
+    uint64_t id = esp_btl_proc_id(proc->proc_name);
     void *known;
     if (opal_hash_table_get_value_uint64(&m->peer_by_id, id, &known) == OPAL_SUCCESS) {
         *out = known;
         return OPAL_SUCCESS;
     }
-    uint8_t *buf = NULL;
-    size_t size = 0;
-    int rc;
-    OPAL_MODEX_RECV(rc, &mca_btl_sctp_component.super.btl_version, &proc->proc_name,
-                    (uint8_t **) &buf, &size);
-    if (rc != OPAL_SUCCESS || buf == NULL) {
-        return OPAL_ERR_UNREACH;   /* sctp is not running there */
-    }
     esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS];
     uint64_t epoch = 0;
-    int n = esp_modex_decode(ESP_MODEX_KIND_SCTP, buf, size, addrs, ESP_MODEX_MAX_ADDRS, &epoch);
-    free(buf);
-    if (n <= 0) {
-        ESP_ERROR("btl sctp: the address record of rank %u is malformed; not using sctp to it",
-                  proc->proc_name.vpid);
-        return OPAL_ERR_UNREACH;
+    int n = esp_btl_modex_recv(&mca_btl_sctp_component.super.btl_version, ESP_MODEX_KIND_SCTP,
+                               proc, addrs, ESP_MODEX_MAX_ADDRS, &epoch);
+    if (n < 0) {
+        return n;
     }
     size_t nic = 0;
     int a = esp_modex_choose_path(m->ifaces, m->stack.num_socks, addrs, n,

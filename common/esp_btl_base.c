@@ -1,6 +1,12 @@
 /* Module functions both components share: endpoint bookkeeping. */
 #include "esp_btl_base.h"
 
+#include <stdlib.h>
+
+#include <opal/mca/pmix/pmix.h>
+
+#include "esp_mca.h"
+
 void esp_btl_module_construct(esp_btl_module_t *module)
 {
     OBJ_CONSTRUCT(&module->endpoints, opal_list_t);
@@ -54,4 +60,26 @@ int esp_btl_module_register_error(struct mca_btl_base_module_t *btl,
 {
     ((esp_btl_module_t *) btl)->error_cb = cb;
     return OPAL_SUCCESS;
+}
+
+int esp_btl_modex_recv(const mca_base_component_t *component, enum esp_modex_kind kind,
+                       struct opal_proc_t *proc, esp_modex_addr_t *addrs, size_t max,
+                       uint64_t *epoch)
+{
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    int rc;
+    OPAL_MODEX_RECV(rc, component, &proc->proc_name, (uint8_t **) &buf, &size);
+    if (rc != OPAL_SUCCESS || buf == NULL) {
+        return OPAL_ERR_UNREACH;   /* the component is not running there */
+    }
+    int n = esp_modex_decode(kind, buf, size, addrs, max, epoch);
+    free(buf);
+    if (n <= 0) {
+        ESP_ERROR("btl %s: the address record of rank %u is malformed; not using %s to it",
+                  component->mca_component_name, proc->proc_name.vpid,
+                  component->mca_component_name);
+        return OPAL_ERR_UNREACH;
+    }
+    return n;
 }

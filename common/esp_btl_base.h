@@ -11,6 +11,9 @@
 #include <opal/class/opal_list.h>
 #include <opal/mca/btl/btl.h>
 #include <opal/threads/mutex.h>
+#include <opal/util/proc.h>
+
+#include "esp_modex.h"
 
 typedef struct esp_btl_module {
     mca_btl_base_module_t super;
@@ -34,5 +37,19 @@ int esp_btl_module_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 int esp_btl_module_finalize(struct mca_btl_base_module_t *btl);
 int esp_btl_module_register_error(struct mca_btl_base_module_t *btl,
                                   mca_btl_base_module_error_cb_fn_t cb);
+
+/* A process's identity as both components key peers: jobid << 32 | vpid. */
+static inline uint64_t esp_btl_proc_id(opal_process_name_t name)
+{
+    return (uint64_t) name.jobid << 32 | name.vpid;
+}
+
+/* Fetch and decode proc's address record that component published.
+ * Returns the number of addresses (> 0), or OPAL_ERR_UNREACH when it
+ * published none (the component is not running there) or a malformed one
+ * (said once, naming the rank). */
+int esp_btl_modex_recv(const mca_base_component_t *component, enum esp_modex_kind kind,
+                       struct opal_proc_t *proc, esp_modex_addr_t *addrs, size_t max,
+                       uint64_t *epoch);
 
 #endif
