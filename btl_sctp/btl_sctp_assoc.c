@@ -4,8 +4,10 @@
  * back with usrsctp_recvv, which returns messages of every association in
  * turn, each with the peer's AF_CONN address and the association id.
  * Messages larger than the receive buffer (or delivered early under
- * receive-buffer pressure) arrive in pieces until MSG_EOR: reassembled per
- * link. Every received byte is checked before use.
+ * receive-buffer pressure) arrive in pieces until MSG_EOR, and pieces of
+ * messages on different streams of one association interleave (fragment
+ * interleave level 2): reassembled per link and stream. Every received
+ * byte is checked before use.
  */
 #include "btl_sctp_hdr.h"
 #include "btl_sctp_stack.h"
@@ -55,6 +57,17 @@ static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *d
         l->assoc_id = (uint32_t) usrsctp_getassocid(st->so, (struct sockaddr *) &to);
     }
     return 0;
+}
+
+/* Drop every half-received message of the link (its association is gone). */
+static void reasm_clear(sctp_link_t *l)
+{
+    for (uint16_t i = 0; l->reasm != NULL && i < l->reasm_streams; i++) {
+        free(l->reasm[i].buf);
+    }
+    free(l->reasm);
+    l->reasm = NULL;
+    l->reasm_streams = 0;
 }
 
 /* Forget what we told the peer on which streams (a new or lost association). */
@@ -166,16 +179,14 @@ void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why)
     }
     l->assoc_id = 0;
     l->ident_tx = l->ident_rx = false;
-    l->reasm_len = 0;
+    reasm_clear(l);
     streams_reset(l);
 }
 
 void sctp_assoc_link_fini(sctp_link_t *l)
 {
     streams_reset(l);
-    free(l->reasm);
-    l->reasm = NULL;
-    l->reasm_len = l->reasm_cap = 0;
+    reasm_clear(l);
 }
 
 /* ------------------------------------------------------------ receive */
@@ -215,7 +226,7 @@ static void new_association(sctp_link_t *l, uint32_t assoc_id)
 {
     l->assoc_id = assoc_id;
     l->ident_rx = false;
-    l->reasm_len = 0;
+    reasm_clear(l);
     streams_reset(l);   /* its COMM_UP tells the streams (until then: stream 0) */
 }
 
@@ -225,7 +236,7 @@ static void association_ended(sctp_stack_t *st, uint32_t index, sctp_link_t *l, 
     bool in_use = !l->stranger && l->user != NULL && (l->ident_tx || l->ident_rx);
     l->assoc_id = 0;
     l->ident_tx = l->ident_rx = false;
-    l->reasm_len = 0;
+    reasm_clear(l);
     streams_reset(l);
     if (failure && in_use && !st->closing) {
         l->failed = true;
@@ -297,8 +308,12 @@ static void on_notification(sctp_stack_t *st, const uint8_t *buf, size_t len)
     }
     case SCTP_PARTIAL_DELIVERY_EVENT:
         if (len >= sizeof(struct sctp_pdapi_event)
-            && (l = link_by_assoc(st, (uint32_t) n.sn_pdapi_event.pdapi_assoc_id, &index)) != NULL) {
-            l->reasm_len = 0;   /* the rest of that message will never come */
+            && (l = link_by_assoc(st, (uint32_t) n.sn_pdapi_event.pdapi_assoc_id, &index)) != NULL
+            && n.sn_pdapi_event.pdapi_stream < l->reasm_streams) {
+            /* The rest of that stream's message will never come. */
+            sctp_reasm_t *r = &l->reasm[n.sn_pdapi_event.pdapi_stream];
+            free(r->buf);
+            memset(r, 0, sizeof(*r));
         }
         break;
     default:
@@ -384,38 +399,54 @@ static void on_message(sctp_stack_t *st, uint32_t index, sctp_link_t *l, const u
     st->ops.deliver(st->ctx, l->user, h.tag, msg + sizeof(h), len - sizeof(h));
 }
 
-/* Keep a piece; true when it fits under the largest message we accept. */
-static bool reasm_append(sctp_stack_t *st, sctp_link_t *l, const uint8_t *p, size_t n)
+/* The reassembly of stream sid on a link; NULL for a stream beyond those
+ * we accept or out of memory. */
+static sctp_reasm_t *reasm_for(sctp_stack_t *st, sctp_link_t *l, uint16_t sid)
 {
-    if (l->reasm_len + n > st->cfg.max_msg) {
+    if (sid >= st->cfg.streams) {
+        return NULL;
+    }
+    if (l->reasm == NULL) {
+        if ((l->reasm = calloc(st->cfg.streams, sizeof(*l->reasm))) == NULL) {
+            return NULL;
+        }
+        l->reasm_streams = st->cfg.streams;
+    }
+    return &l->reasm[sid];
+}
+
+/* Keep a piece; true when it fits under the largest message we accept. */
+static bool reasm_append(sctp_stack_t *st, sctp_reasm_t *r, const uint8_t *p, size_t n)
+{
+    if (r->len + n > st->cfg.max_msg) {
         return false;
     }
     if (n == 0) {
         return true;   /* an empty piece: nothing to keep (and no buffer yet) */
     }
-    if (l->reasm_len + n > l->reasm_cap) {
-        size_t cap = l->reasm_cap ? l->reasm_cap : 64 * 1024;
-        while (cap < l->reasm_len + n) {
+    if (r->len + n > r->cap) {
+        size_t cap = r->cap ? r->cap : 64 * 1024;
+        while (cap < r->len + n) {
             cap *= 2;
         }
         if (cap > st->cfg.max_msg) {
             cap = st->cfg.max_msg;
         }
-        uint8_t *b = realloc(l->reasm, cap);
+        uint8_t *b = realloc(r->buf, cap);
         if (b == NULL) {
             return false;
         }
-        l->reasm = b;
-        l->reasm_cap = cap;
+        r->buf = b;
+        r->cap = cap;
     }
-    memcpy(l->reasm + l->reasm_len, p, n);
-    l->reasm_len += n;
+    memcpy(r->buf + r->len, p, n);
+    r->len += n;
     return true;
 }
 
 /* One message, or a piece of one, read for a link on an association. */
-void sctp_assoc_input(sctp_stack_t *st, uint32_t index, uint32_t assoc_id, int flags,
-                      const uint8_t *buf, size_t n)
+void sctp_assoc_input(sctp_stack_t *st, uint32_t index, uint32_t assoc_id, uint16_t sid,
+                      int flags, const uint8_t *buf, size_t n)
 {
     sctp_link_t *l = &st->links[index];
     if (assoc_id == l->aborted_id) {
@@ -424,23 +455,33 @@ void sctp_assoc_input(sctp_stack_t *st, uint32_t index, uint32_t assoc_id, int f
     if (assoc_id != l->assoc_id) {
         new_association(l, assoc_id);
     }
-    const uint8_t *msg = buf;
-    size_t len = n;
-    if (!(flags & MSG_EOR) || l->reasm_len > 0) {
-        st->stats.rx_partial++;
-        if (!reasm_append(st, l, buf, n)) {
-            st->stats.rx_bad++;
-            reject(st, l, "message larger than the largest fragment");
-            return;
-        }
-        if (!(flags & MSG_EOR)) {
-            return;
-        }
-        msg = l->reasm;
-        len = l->reasm_len;
-        l->reasm_len = 0;
+    sctp_reasm_t *r = sid < l->reasm_streams ? &l->reasm[sid] : NULL;
+    if ((flags & MSG_EOR) && (r == NULL || r->len == 0)) {
+        on_message(st, index, l, buf, n);   /* whole in one read: the common case */
+        return;
     }
+    st->stats.rx_partial++;
+    if (r == NULL && (r = reasm_for(st, l, sid)) == NULL) {
+        st->stats.rx_bad++;
+        reject(st, l, sid >= st->cfg.streams ? "a stream we did not grant"
+                                              : "out of memory for a message in pieces");
+        return;
+    }
+    if (!reasm_append(st, r, buf, n)) {
+        st->stats.rx_bad++;
+        reject(st, l, "message larger than the largest fragment");
+        return;
+    }
+    if (!(flags & MSG_EOR)) {
+        return;
+    }
+    /* Delivered synchronously (ob1 copies it): the buffer goes with it, so
+     * an idle peer holds none. */
+    uint8_t *msg = r->buf;
+    size_t len = r->len;
+    memset(r, 0, sizeof(*r));
     on_message(st, index, l, msg, len);
+    free(msg);
 }
 
 void sctp_assoc_notification(sctp_stack_t *st, int flags, const uint8_t *buf, size_t n)
@@ -481,7 +522,8 @@ void sctp_assoc_drain(sctp_stack_t *st)
             st->stats.rx_bad++;
             continue;
         }
-        sctp_assoc_input(st, index, (uint32_t) rcv.rcv_assoc_id, flags, st->rxbuf, (size_t) n);
+        sctp_assoc_input(st, index, (uint32_t) rcv.rcv_assoc_id, rcv.rcv_sid, flags, st->rxbuf,
+                         (size_t) n);
     }
     st->draining = false;
 }

@@ -184,7 +184,10 @@ static int set_options(sctp_stack_t *st, char *err, size_t errlen)
     pp.spp_pathmaxrxt = maxrxt;
     struct sctp_sack_info sack = {
         .sack_assoc_id = SCTP_FUTURE_ASSOC, .sack_delay = c->sack_delay_ms, .sack_freq = 2};
-    int interleave = 1;   /* one peer's partial message does not block the others */
+    /* Level 2: a message partly delivered blocks neither other peers nor
+     * the association's other streams; btl_sctp_assoc.c reassembles per
+     * link and stream (usrsctp interleaves streams at level 1 too). */
+    int interleave = 2;
 
     if (opt(st, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv), "SO_RCVBUF", err, errlen)
         || opt(st, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd), "SO_SNDBUF", err, errlen)

@@ -64,6 +64,12 @@ typedef struct sctp_stack_stats {
     uint64_t out_errors;                        /* datagrams the kernel refused */
 } sctp_stack_stats_t;
 
+/* One message being put together from the pieces usrsctp reads out. */
+typedef struct sctp_reasm {
+    uint8_t *buf;
+    size_t len, cap;
+} sctp_reasm_t;
+
 /* One peer as usrsctp reaches it. */
 typedef struct sctp_link {
     esp_sockaddr_t udp;           /* its UDP address and port */
@@ -78,8 +84,12 @@ typedef struct sctp_link {
     uint32_t aborted_id;          /* the association we aborted: its queued rest is dropped */
     bool ident_tx, ident_rx;      /* identification sent / received on it */
     bool failed;                  /* lost: no more sends */
-    uint8_t *reasm;               /* pieces of a message before MSG_EOR */
-    size_t reasm_len, reasm_cap;
+    /* Pieces of messages before MSG_EOR, per inbound stream: usrsctp
+     * interleaves the pieces of messages on different streams of one
+     * association. reasm_streams (cfg.streams) entries, allocated on the
+     * first piece. */
+    struct sctp_reasm *reasm;
+    uint16_t reasm_streams;
     /* streams (btl_sctp_assoc.c, btl_sctp_streams.h) */
     uint16_t out_streams;         /* negotiated outbound streams; 0: not known yet (stream 0) */
     uint8_t *ident_sids;          /* bitmap: identification sent on stream i (i > 0) */
@@ -148,9 +158,9 @@ int sctp_assoc_send_on(sctp_stack_t *st, uint32_t link, uint16_t sid, void *data
 void sctp_assoc_drain(sctp_stack_t *st);
 /* What the drain does with each (the fuzz target calls them directly):
  * a message or a piece of one (MSG_EOR in flags ends it) for a link on an
- * association, and a notification. Bytes are untrusted. */
-void sctp_assoc_input(sctp_stack_t *st, uint32_t index, uint32_t assoc_id, int flags,
-                      const uint8_t *buf, size_t n);
+ * association and stream sid, and a notification. Bytes are untrusted. */
+void sctp_assoc_input(sctp_stack_t *st, uint32_t index, uint32_t assoc_id, uint16_t sid,
+                      int flags, const uint8_t *buf, size_t n);
 void sctp_assoc_notification(sctp_stack_t *st, int flags, const uint8_t *buf, size_t n);
 
 /* Abort a link's association (bad identification, a stranger we reject). */

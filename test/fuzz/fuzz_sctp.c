@@ -1,7 +1,8 @@
 /*
  * libFuzzer target for everything btl sctp parses from an SCTP message:
  * the 8-byte message header, the identification message, reassembly of
- * pieces until MSG_EOR (and its size limit), and usrsctp's notifications
+ * pieces until MSG_EOR per stream (pieces of different streams interleave;
+ * the size limit; a stream beyond those granted), and usrsctp's notifications
  * (association changes, partial-delivery aborts), all through the two
  * functions the receive loop calls (sctp_assoc_input and
  * sctp_assoc_notification) on a stack with three links: two known peers
@@ -37,6 +38,7 @@
 #define JOBID 0x12340000u
 #define JOB_KEY 0xabcdef0123456789ull
 #define MAX_MSG 3000
+#define STREAMS 4   /* granted; the input names one more */
 
 static int users[NLINKS + 1];    /* endpoints; users[NLINKS]: accepted strangers */
 static volatile uint8_t sink;
@@ -137,15 +139,15 @@ static const uint8_t *take(input_t *in, size_t *len)
 }
 
 /* Feed a message in pieces whose sizes come from the input. */
-static void feed(sctp_stack_t *st, uint32_t link, uint32_t assoc, const uint8_t *msg, size_t len,
-                 unsigned piece)
+static void feed(sctp_stack_t *st, uint32_t link, uint32_t assoc, uint16_t sid, const uint8_t *msg,
+                 size_t len, unsigned piece)
 {
     size_t step = piece == 0 ? len : piece;
     size_t off = 0;
     do {
         size_t k = len - off < step ? len - off : step;
         int flags = off + k == len ? MSG_EOR : 0;
-        sctp_assoc_input(st, link, assoc, flags, msg + off, k);
+        sctp_assoc_input(st, link, assoc, sid, flags, msg + off, k);
         off += k;
     } while (off < len);
 }
@@ -172,6 +174,7 @@ static void partial_delivery_aborted(sctp_stack_t *st, input_t *in)
     pd.pdapi_type = SCTP_PARTIAL_DELIVERY_EVENT;
     pd.pdapi_length = sizeof(pd);
     pd.pdapi_assoc_id = (sctp_assoc_t) (take8(in) % 5);
+    pd.pdapi_stream = (uint16_t) (take8(in) % (STREAMS + 1));
     sctp_assoc_notification(st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &pd, sizeof(pd));
 }
 
@@ -182,6 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&st, 0, sizeof(st));
     memset(links, 0, sizeof(links));
     st.cfg.max_msg = MAX_MSG;
+    st.cfg.streams = STREAMS;
     st.cfg.jobid = JOBID;
     st.cfg.vpid = 0;
     st.cfg.job_key = JOB_KEY;
@@ -207,6 +211,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         unsigned op = take8(&in) % 7;
         uint32_t link = take8(&in) % NLINKS;
         uint32_t assoc = take8(&in) % 5;   /* 0: "none yet" */
+        uint16_t stream = (uint16_t) (take8(&in) % (STREAMS + 1));
         switch (op) {
         case 0: {   /* raw message or piece */
             int flags = take8(&in) & 1 ? MSG_EOR : 0;
@@ -215,7 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint16_t n = (uint16_t) (assoc * 7);
             uint16_t sid = sctp_stream_choose(flags != 0, n, (uint8_t) (0x40 + link), p, len, NULL);
             CHECK(sid == 0 || sid < n);
-            sctp_assoc_input(&st, link, assoc, flags, p, len);
+            sctp_assoc_input(&st, link, assoc, stream, flags, p, len);
             break;
         }
         case 1: {   /* identification, some fields from the input */
@@ -232,7 +237,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t len = bad & 32 ? take8(&in) % (sizeof(id) + 8) : sizeof(id);
             memcpy(msg, &id, sizeof(id));
             memset(msg + sizeof(id), 0, 8);
-            feed(&st, link, assoc, msg, len, take8(&in) % 16);
+            feed(&st, link, assoc, stream, msg, len, take8(&in) % 16);
             break;
         }
         case 2: {   /* a fragment behind a good header */
@@ -242,7 +247,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             const uint8_t *p = take(&in, &len);
             memcpy(msg, &h, sizeof(h));
             memcpy(msg + sizeof(h), p, len);
-            feed(&st, link, assoc, msg, sizeof(h) + len, take16(&in) % 1024);
+            feed(&st, link, assoc, stream, msg, sizeof(h) + len, take16(&in) % 1024);
             break;
         }
         case 3: {   /* raw notification */

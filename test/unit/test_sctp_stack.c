@@ -2,13 +2,16 @@
  * The sctp transport without MPI: two usrsctp conn-mode stacks in one
  * process, each on its own UDP socket on 127.0.0.1, one-to-many sockets.
  * Checks every byte of messages of 1 B .. 1 MiB both ways, the send buffer
- * filling and draining, a peer learnt from its identification, and that a
- * stack of another job is refused.
+ * filling and draining, a peer learnt from its identification, that a
+ * stack of another job is refused, and (no socket) that pieces of messages
+ * on different streams of one association, interleaved as usrsctp reads
+ * them out, are put together per stream.
  */
 #include <errno.h>
 #include <net/if.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <usrsctp.h>
 
 #include "../../btl_sctp/btl_sctp_hdr.h"
 #include "../../btl_sctp/btl_sctp_stack.h"
@@ -309,11 +312,95 @@ static void other_job_refused(void)
     close_side(&b);
 }
 
+/* Feed one piece as the drain would (assoc 3, link 0). */
+static void piece(side_t *s, uint16_t sid, const uint8_t *p, size_t n, bool eor)
+{
+    sctp_assoc_input(&s->st, 0, 3, sid, eor ? MSG_EOR : 0, p, n);
+}
+
+/* usrsctp hands out a piece of a message on one stream, then pieces (or
+ * whole messages) of other streams, before the rest of the first: every
+ * message must still arrive whole. A partial delivery aborted on one stream
+ * drops only that stream's half message. */
+static void pieces_interleave_across_streams(void)
+{
+    side_t s;
+    sctp_link_t link;
+    memset(&s, 0, sizeof(s));
+    memset(&link, 0, sizeof(link));
+    s.name = "R";
+    s.st.cfg.max_msg = 70000;
+    s.st.cfg.streams = 4;
+    s.st.cfg.jobid = 7;
+    s.st.cfg.job_key = JOB_KEY;
+    s.st.ops = ops;
+    s.st.ctx = &s;
+    s.st.links = &link;
+    s.st.num_links = s.st.cap_links = 1;
+    link.in_use = true;
+    link.jobid = 7;
+    link.user = &s;
+
+    sctp_wire_ident_t id;
+    memset(&id, 0, sizeof(id));
+    id.hdr.version = SCTP_WIRE_VERSION;
+    id.hdr.kind = SCTP_WIRE_IDENT;
+    id.magic = htonl(SCTP_IDENT_MAGIC);
+    id.jobid = htonl(7);
+    id.job_key = ((uint64_t) htonl((uint32_t) JOB_KEY) << 32) | htonl((uint32_t) (JOB_KEY >> 32));
+    piece(&s, 0, (const uint8_t *) &id, sizeof(id), true);
+    CHECK(link.ident_rx);
+
+    /* Numbered in the order they complete (on_deliver checks it). */
+    static uint8_t a[60008], b[30008], c[5008], d[40008], e[40008];
+    fill(a, 0, sizeof(a) - 8);
+    fill(c, 1, sizeof(c) - 8);   /* whole, on a third stream, in between */
+    fill(b, 2, sizeof(b) - 8);
+    fill(d, 3, sizeof(d) - 8);
+    fill(e, 4, sizeof(e) - 8);
+    piece(&s, 1, a, 20000, false);
+    piece(&s, 2, b, 10000, false);
+    piece(&s, 1, a + 20000, 20000, false);
+    piece(&s, 2, b + 10000, 10000, false);
+    piece(&s, 1, a + 40000, sizeof(a) - 40000, true);
+    CHECK(s.received == 1);
+    piece(&s, 3, c, sizeof(c), true);
+    CHECK(s.received == 2);
+    piece(&s, 2, b + 20000, sizeof(b) - 20000, true);
+    CHECK(s.received == 3);
+
+    /* A half message on stream 1 whose delivery is aborted: gone; stream 2's
+     * half stays and completes. */
+    piece(&s, 1, e, 1000, false);
+    piece(&s, 2, d, 2000, false);
+    struct sctp_pdapi_event pd;
+    memset(&pd, 0, sizeof(pd));
+    pd.pdapi_type = SCTP_PARTIAL_DELIVERY_EVENT;
+    pd.pdapi_length = sizeof(pd);
+    pd.pdapi_assoc_id = 3;
+    pd.pdapi_stream = 1;
+    sctp_assoc_notification(&s.st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &pd, sizeof(pd));
+    piece(&s, 2, d + 2000, sizeof(d) - 2000, true);
+    CHECK(s.received == 4);
+    piece(&s, 1, e, sizeof(e), true);   /* stream 1 starts clean */
+    CHECK(s.received == 5);
+    CHECK(s.bad == 0);
+    CHECK(s.bytes == sizeof(a) + sizeof(b) + sizeof(c) + sizeof(d) + sizeof(e) - 5 * 8);
+    CHECK(s.st.stats.rx_bad == 0);
+
+    /* A stream beyond those granted is refused, not indexed. */
+    piece(&s, 4, d, 100, false);
+    CHECK(s.st.stats.rx_bad == 1);
+    CHECK(s.st.stats.assoc_rejected == 1);
+    sctp_assoc_link_fini(&link);
+}
+
 int main(void)
 {
     lo = lo_if();
     RUN("sctp_stack", sizes_both_ways);
     RUN("sctp_stack", stream_fills_send_buffer);
     RUN("sctp_stack", other_job_refused);
+    RUN("sctp_stack", pieces_interleave_across_streams);
     return UNIT_RESULT();
 }
