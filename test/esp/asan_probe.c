@@ -1,8 +1,8 @@
 /*
- * asan_probe - run by test/esp/asan as a normal MPI job over esp,self to
- * prove what the sanitizer runs rely on: after MPI_Init and one message
- * each way, every rank prints the mca_btl_esp.so and the ASan runtime it
- * has mapped (from /proc/self/maps):
+ * asan_probe - run by test/esp/asan as a normal MPI job over esp,self (or
+ * sctp,self with --component sctp) to prove what the sanitizer runs rely
+ * on: after MPI_Init and one message each way, every rank prints the
+ * component's .so and the ASan runtime it has mapped (/proc/self/maps):
  *   asan_probe rank R: esp=/path/mca_btl_esp.so asan=/path/libasan.so.8
  * ("none" when not mapped). With --overflow, rank 0 then writes one byte
  * past a malloc'd buffer through memset (an intercepted call), which the
@@ -48,13 +48,23 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
-    char esp[4096], asan[4096];
-    mapped("mca_btl_esp.so", esp, sizeof(esp));
+    const char *component = "esp";
+    int overflow = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--overflow") == 0) {
+            overflow = 1;
+        } else if (strcmp(argv[i], "--component") == 0 && i + 1 < argc) {
+            component = argv[++i];
+        }
+    }
+    char so[256], btl[4096], asan[4096];
+    snprintf(so, sizeof(so), "mca_btl_%s.so", component);
+    mapped(so, btl, sizeof(btl));
     mapped("libasan.so", asan, sizeof(asan));
-    printf("asan_probe rank %d: esp=%s asan=%s\n", rank, esp, asan);
+    printf("asan_probe rank %d: %s=%s asan=%s\n", rank, component, btl, asan);
     fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (argc > 1 && strcmp(argv[1], "--overflow") == 0 && rank == 0) {
+    if (overflow && rank == 0) {
         volatile size_t n = 16;
         char *p = malloc(n);
         memset(p, 1, n + 1);   /* one byte too many */
