@@ -82,6 +82,8 @@ int mca_btl_sctp_progress(void);
 /* Under btl_sctp_verbose >= 1, print the module's counters, usrsctp's and
  * the fault layer's as name=value lines (btl_sctp_stats.c). */
 void sctp_stats_report(mca_btl_sctp_module_t *m);
+/* The same counters as MPI_T performance variables btl_sctp_<name>. */
+void sctp_stats_register_pvars(void);
 
 #define SCTP_LOCK(m) OPAL_THREAD_LOCK(&(m)->base.lock)
 #define SCTP_UNLOCK(m) OPAL_THREAD_UNLOCK(&(m)->base.lock)

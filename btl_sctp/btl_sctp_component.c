@@ -204,6 +204,7 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
                                          (unsigned) i, s->rx_buf_size);
     }
     mca_btl_sctp_component.module = m;
+    sctp_stats_register_pvars();
     btls[0] = &m->base.super;
     *num_btls = 1;
     return btls;

@@ -1,10 +1,11 @@
 /*
- * Counters a tuner asks about, printed per process at finalize under
- * btl_sctp_verbose 1 as "btl sctp stats rank N: name=value ..." lines
- * (meanings in docs/counters.md): the BTL's and the transport's own, the
- * usrsctp stack's (usrsctp_get_stat: the whole process's stack, which in
- * MPI is this module's alone), the UDP sockets' and the test-only fault
- * layer's.
+ * Counters a tuner asks about (meanings in docs/counters.md): the BTL's and
+ * the transport's own, the usrsctp stack's (usrsctp_get_stat: the whole
+ * process's stack, which in MPI is this module's alone), the UDP sockets'.
+ * Printed per process at finalize under btl_sctp_verbose 1 as three
+ * "btl sctp stats rank N: name=value ..." lines (the third with the
+ * test-only fault layer's), and readable while the job runs as MPI_T
+ * performance variables btl_sctp_<name>.
  */
 #include "btl_sctp.h"
 
@@ -12,25 +13,134 @@
 #include <string.h>
 #include <usrsctp.h>
 
+#include <opal/mca/base/mca_base_pvar.h>
 #include <opal/util/proc.h>
 
 typedef struct sctp_counter {
     const char *name;
-    uint64_t value;
+    const char *help;
 } sctp_counter_t;
 
-static void print_line(unsigned rank, const sctp_counter_t *c, size_t n, const char *tail)
+/* In the order collect() fills in the values; the three groups are the
+ * three printed lines. */
+static const sctp_counter_t counters[] = {
+    /* the BTL and its transport */
+    {"tx_msgs", "SCTP messages (one per fragment) handed to usrsctp"},
+    {"tx_bytes", "Bytes of those messages, 8-byte header included"},
+    {"tx_busy", "Sends refused because the SCTP send buffer was full (the fragment waited)"},
+    {"rx_msgs", "Whole messages delivered to ob1"},
+    {"rx_bytes", "Bytes of those messages"},
+    {"rx_partial", "Pieces read before the end of their message"},
+    {"assoc_up", "Associations that came up"},
+    {"assoc_lost", "Associations lost (the job ends over one in use)"},
+    {"assoc_rejected", "Associations aborted: another job, or not the process at that address"},
+    {"rx_bad", "Datagrams shorter than an SCTP header, and malformed messages, dropped"},
+    {"rx_unidentified", "Data that came before the peer's identification, dropped"},
+    {"rx_unknown_src", "Datagrams from unknown senders that do not start an association, dropped"},
+    {"links", "Peers usrsctp knows by UDP address"},
+    /* usrsctp's stack */
+    {"packets_rx", "SCTP packets taken in by usrsctp"},
+    {"data_chunks_tx", "DATA chunks sent"},
+    {"data_chunks_rx", "DATA chunks received"},
+    {"sacks_tx", "SACK chunks sent"},
+    {"sacks_rx", "SACK chunks received"},
+    {"retransmits", "DATA chunks sent again (timeouts and fast retransmits)"},
+    {"fast_retransmits", "DATA chunks marked for fast retransmit"},
+    {"timeouts", "T3 retransmission timer expiries"},
+    {"duplicates", "DATA chunks received again and dropped"},
+    {"corrupt", "Packets failing the CRC32c check, dropped"},
+    {"malformed", "Packets shorter than the SCTP header, dropped"},
+    {"ootb", "Packets for no association"},
+    {"bad_vtag", "Packets with a wrong verification tag"},
+    {"rwnd_drops", "DATA chunks dropped because the receive window was full"},
+    {"assoc_active", "Associations this process started"},
+    {"assoc_passive", "Associations peers started"},
+    {"aborted", "Associations aborted"},
+    {"send_errors", "Packets the output callback refused"},
+    /* the wire */
+    {"udp_tx", "UDP datagrams sent (one SCTP packet each)"},
+    {"udp_rx", "UDP datagrams received"},
+    {"tx_errors", "Datagrams the kernel refused (SCTP sends them again)"},
+};
+#define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
+#define N_BTL 13
+#define N_STACK 18
+
+/* Every counter's value now, in the order of counters[]; 0 without a
+ * module. Also the fault layer's, summed over the sockets. */
+static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], esp_fault_stats_t *faults)
+{
+    memset(v, 0, NCOUNTERS * sizeof(v[0]));
+    if (m == NULL) {
+        return;
+    }
+    const sctp_stack_stats_t *s = &m->stack.stats;
+    struct sctpstat u;
+    memset(&u, 0, sizeof(u));
+    if (m->stack_open) {
+        usrsctp_get_stat(&u);
+    }
+    uint64_t tx = 0, rx = 0, tx_err = 0;
+    for (size_t i = 0; i < m->stack.num_socks; i++) {
+        const esp_dgram_sock_t *d = &m->stack.socks[i];
+        tx += d->stats.tx_datagrams;
+        rx += d->stats.rx_datagrams;
+        tx_err += d->stats.tx_errors;
+        if (faults != NULL) {
+            esp_fault_stats_add(faults, d->fault);
+        }
+    }
+    const uint64_t all[] = {
+        s->tx_msgs, s->tx_bytes, s->tx_busy, s->rx_msgs, s->rx_bytes, s->rx_partial,
+        s->assoc_up, s->assoc_lost, s->assoc_rejected, s->rx_bad, s->rx_unidentified,
+        s->rx_unknown_src, m->stack.num_links,
+        u.sctps_inpackets, u.sctps_senddata, u.sctps_recvdata, u.sctps_sendsacks,
+        u.sctps_recvsacks, u.sctps_sendretransdata, u.sctps_sendfastretrans, u.sctps_timodata,
+        u.sctps_recvdupdata, u.sctps_badsum, u.sctps_hdrops, u.sctps_outoftheblue,
+        u.sctps_badvtag, u.sctps_datadroprwnd, u.sctps_activeestab, u.sctps_passiveestab,
+        u.sctps_aborted, u.sctps_senderrors,
+        tx, rx, tx_err,
+    };
+    _Static_assert(sizeof(all) / sizeof(all[0]) == NCOUNTERS, "a value for every counter");
+    memcpy(v, all, sizeof(all));
+}
+
+static int pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void) obj;
+    uint64_t v[NCOUNTERS];
+    collect(mca_btl_sctp_component.module, v, NULL);
+    *(unsigned long long *) value = (unsigned long long) v[(const sctp_counter_t *) pvar->ctx - counters];
+    return OPAL_SUCCESS;
+}
+
+void sctp_stats_register_pvars(void)
+{
+    static bool done;
+    if (done) {
+        return;
+    }
+    done = true;
+    for (size_t i = 0; i < NCOUNTERS; i++) {
+        (void) mca_base_component_pvar_register(
+            &mca_btl_sctp_component.super.btl_version, counters[i].name, counters[i].help,
+            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG,
+            NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, pvar_read, NULL, NULL,
+            (void *) &counters[i]);
+    }
+}
+
+static void print_line(unsigned rank, const uint64_t *v, size_t first, size_t n, const char *tail)
 {
     char line[2048];
     size_t len = 0;
-    for (size_t i = 0; i < n && len < sizeof(line); i++) {
-        len += (size_t) snprintf(line + len, sizeof(line) - len, " %s=%llu", c[i].name,
-                                 (unsigned long long) c[i].value);
+    for (size_t i = first; i < first + n && len < sizeof(line); i++) {
+        len += (size_t) snprintf(line + len, sizeof(line) - len, " %s=%llu", counters[i].name,
+                                 (unsigned long long) v[i]);
     }
     opal_output(0, "btl sctp stats rank %u:%s%s%s", rank, line, tail ? " " : "", tail ? tail : "");
 }
-
-#define N(a) (sizeof(a) / sizeof((a)[0]))
 
 void sctp_stats_report(mca_btl_sctp_module_t *m)
 {
@@ -38,63 +148,12 @@ void sctp_stats_report(mca_btl_sctp_module_t *m)
         return;
     }
     unsigned rank = OPAL_PROC_MY_NAME.vpid;
-    const sctp_stack_stats_t *s = &m->stack.stats;
-    const sctp_counter_t btl[] = {
-        {"tx_msgs", s->tx_msgs},
-        {"tx_bytes", s->tx_bytes},
-        {"tx_busy", s->tx_busy},
-        {"rx_msgs", s->rx_msgs},
-        {"rx_bytes", s->rx_bytes},
-        {"rx_partial", s->rx_partial},
-        {"assoc_up", s->assoc_up},
-        {"assoc_lost", s->assoc_lost},
-        {"assoc_rejected", s->assoc_rejected},
-        {"rx_bad", s->rx_bad},
-        {"rx_unidentified", s->rx_unidentified},
-        {"rx_unknown_src", s->rx_unknown_src},
-        {"links", m->stack.num_links},
-    };
-    print_line(rank, btl, N(btl), NULL);
-
-    struct sctpstat u;
-    memset(&u, 0, sizeof(u));
-    usrsctp_get_stat(&u);
-    const sctp_counter_t stack[] = {
-        {"packets_rx", u.sctps_inpackets},
-        {"data_chunks_tx", u.sctps_senddata},
-        {"data_chunks_rx", u.sctps_recvdata},
-        {"sacks_tx", u.sctps_sendsacks},
-        {"sacks_rx", u.sctps_recvsacks},
-        {"retransmits", u.sctps_sendretransdata},
-        {"fast_retransmits", u.sctps_sendfastretrans},
-        {"timeouts", u.sctps_timodata},
-        {"duplicates", u.sctps_recvdupdata},
-        {"corrupt", u.sctps_badsum},
-        {"malformed", u.sctps_hdrops},
-        {"ootb", u.sctps_outoftheblue},
-        {"bad_vtag", u.sctps_badvtag},
-        {"rwnd_drops", u.sctps_datadroprwnd},
-        {"assoc_active", u.sctps_activeestab},
-        {"assoc_passive", u.sctps_passiveestab},
-        {"aborted", u.sctps_aborted},
-        {"send_errors", u.sctps_senderrors},
-    };
-    print_line(rank, stack, N(stack), NULL);
-
-    uint64_t tx = 0, rx = 0, tx_err = 0;
+    uint64_t v[NCOUNTERS];
     esp_fault_stats_t faults = {0};
-    for (size_t i = 0; i < m->stack.num_socks; i++) {
-        const esp_dgram_sock_t *d = &m->stack.socks[i];
-        tx += d->stats.tx_datagrams;
-        rx += d->stats.rx_datagrams;
-        tx_err += d->stats.tx_errors;
-        esp_fault_stats_add(&faults, d->fault);
-    }
-    const sctp_counter_t wire[] = {
-        {"udp_tx", tx},
-        {"udp_rx", rx},
-        {"tx_errors", tx_err},
-    };
+    collect(m, v, &faults);
     char fline[256];
-    print_line(rank, wire, N(wire), esp_fault_stats_format(&faults, fline, sizeof(fline)));
+    print_line(rank, v, 0, N_BTL, NULL);
+    print_line(rank, v, N_BTL, N_STACK, NULL);
+    print_line(rank, v, N_BTL + N_STACK, NCOUNTERS - N_BTL - N_STACK,
+               esp_fault_stats_format(&faults, fline, sizeof(fline)));
 }

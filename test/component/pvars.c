@@ -1,7 +1,9 @@
 /*
- * esp's counters are MPI_T performance variables: find btl_esp_segs_tx and
- * btl_esp_bytes_rx, read them around 100 ping-pongs of 1 KiB, and check they
- * grew by at least what was sent. Prints "pvars: OK" on rank 0.
+ * A BTL's counters are MPI_T performance variables: find a counter of sent
+ * messages and one of received bytes (default btl_esp_segs_tx and
+ * btl_esp_bytes_rx; argv[1] and argv[2] name others, e.g. btl_sctp_tx_msgs
+ * btl_sctp_rx_bytes), read them around 100 ping-pongs of 1 KiB, and check
+ * they grew by at least what was sent. Prints "pvars: OK" on rank 0.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -39,7 +41,8 @@ int main(int argc, char **argv)
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    const char *names[2] = {"btl_esp_segs_tx", "btl_esp_bytes_rx"};
+    const char *names[2] = {argc > 2 ? argv[1] : "btl_esp_segs_tx",
+                            argc > 2 ? argv[2] : "btl_esp_bytes_rx"};
     MPI_T_pvar_session session;
     MPI_T_pvar_session_create(&session);
     MPI_T_pvar_handle h[2];
@@ -65,14 +68,14 @@ int main(int argc, char **argv)
     }
     unsigned long long after[2] = {read_pvar(session, h[0]), read_pvar(session, h[1])};
     if (rank < 2 && (after[0] - before[0] < 100 || after[1] - before[1] < 100 * sizeof(buf))) {
-        printf("pvars FAIL rank %d: segs_tx grew %llu (want >= 100), bytes_rx %llu (want >= %zu)\n",
-               rank, after[0] - before[0], after[1] - before[1], 100 * sizeof(buf));
+        printf("pvars FAIL rank %d: %s grew %llu (want >= 100), %s %llu (want >= %zu)\n", rank,
+               names[0], after[0] - before[0], names[1], after[1] - before[1], 100 * sizeof(buf));
         fail = 1;
     }
     MPI_Allreduce(MPI_IN_PLACE, &fail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0 && !fail) {
-        printf("pvars: OK (rank 0: segs_tx +%llu, bytes_rx +%llu)\n", after[0] - before[0],
-               after[1] - before[1]);
+        printf("pvars: OK (rank 0: %s +%llu, %s +%llu)\n", names[0], after[0] - before[0],
+               names[1], after[1] - before[1]);
     }
     for (int k = 0; k < 2; k++) {
         MPI_T_pvar_handle_free(session, &h[k]);
