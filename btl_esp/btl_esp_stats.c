@@ -11,12 +11,11 @@
 #include <opal/mca/base/mca_base_pvar.h>
 
 typedef struct esp_counter {
-    const char *name;
-    const char *help;
-    size_t offset;   /* in esp_proto_stats_t */
+    esp_mca_counter_t id;   /* name and help */
+    size_t offset;          /* in esp_proto_stats_t */
 } esp_counter_t;
 
-#define C(field, help) {#field, help, offsetof(esp_proto_stats_t, field)}
+#define C(field, help) {{#field, help}, offsetof(esp_proto_stats_t, field)}
 static const esp_counter_t counters[] = {
     C(segs_tx, "Data segments sent, retransmissions included"),
     C(segs_rx, "Data segments received and accepted"),
@@ -66,14 +65,8 @@ void esp_stats_register_pvars(void)
         return;
     }
     done = true;
-    for (size_t i = 0; i < NCOUNTERS; i++) {
-        (void) mca_base_component_pvar_register(
-            &mca_btl_esp_component.super.btl_version, counters[i].name, counters[i].help,
-            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG,
-            NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
-            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, pvar_read, NULL, NULL,
-            (void *) &counters[i]);
-    }
+    esp_mca_counters_register_pvars(&mca_btl_esp_component.super.btl_version, counters, NCOUNTERS,
+                                    sizeof(counters[0]), pvar_read);
 }
 
 void esp_stats_report(mca_btl_esp_module_t *m)
@@ -86,7 +79,7 @@ void esp_stats_report(mca_btl_esp_module_t *m)
     size_t n = 0;
     for (size_t i = 0; i < NCOUNTERS && n < sizeof(line); i++) {
         uint64_t v = *(const uint64_t *) ((const char *) st + counters[i].offset);
-        n += (size_t) snprintf(line + n, sizeof(line) - n, " %s=%llu", counters[i].name,
+        n += (size_t) snprintf(line + n, sizeof(line) - n, " %s=%llu", counters[i].id.name,
                                (unsigned long long) v);
     }
     unsigned rank = OPAL_PROC_MY_NAME.vpid;

@@ -13,17 +13,11 @@
 #include <string.h>
 #include <usrsctp.h>
 
-#include <opal/mca/base/mca_base_pvar.h>
 #include <opal/util/proc.h>
-
-typedef struct sctp_counter {
-    const char *name;
-    const char *help;
-} sctp_counter_t;
 
 /* In the order collect() fills in the values; the three groups are the
  * three printed lines. */
-static const sctp_counter_t counters[] = {
+static const esp_mca_counter_t counters[] = {
     /* the BTL and its transport */
     {"tx_msgs", "SCTP messages (one per fragment) handed to usrsctp"},
     {"tx_bytes", "Bytes of those messages, 8-byte header included"},
@@ -110,7 +104,8 @@ static int pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
     (void) obj;
     uint64_t v[NCOUNTERS];
     collect(mca_btl_sctp_component.module, v, NULL);
-    *(unsigned long long *) value = (unsigned long long) v[(const sctp_counter_t *) pvar->ctx - counters];
+    size_t i = (size_t) ((const esp_mca_counter_t *) pvar->ctx - counters);
+    *(unsigned long long *) value = (unsigned long long) v[i];
     return OPAL_SUCCESS;
 }
 
@@ -121,14 +116,8 @@ void sctp_stats_register_pvars(void)
         return;
     }
     done = true;
-    for (size_t i = 0; i < NCOUNTERS; i++) {
-        (void) mca_base_component_pvar_register(
-            &mca_btl_sctp_component.super.btl_version, counters[i].name, counters[i].help,
-            OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG,
-            NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
-            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, pvar_read, NULL, NULL,
-            (void *) &counters[i]);
-    }
+    esp_mca_counters_register_pvars(&mca_btl_sctp_component.super.btl_version, counters, NCOUNTERS,
+                                    sizeof(counters[0]), pvar_read);
 }
 
 static void print_line(unsigned rank, const uint64_t *v, size_t first, size_t n, const char *tail)

@@ -172,3 +172,16 @@ esp_fault_t *esp_mca_faults_create(const esp_mca_faults_t *f, unsigned per_rank,
     c.seed = (uint64_t) f->seed * 1000003u + (uint64_t) OPAL_PROC_MY_NAME.vpid * per_rank + index;
     return esp_fault_config_active(&c) ? esp_fault_create(&c, max_len) : NULL;
 }
+
+void esp_mca_counters_register_pvars(mca_base_component_t *component, const void *table,
+                                     size_t count, size_t stride, mca_base_get_value_fn_t read)
+{
+    for (size_t i = 0; i < count; i++) {
+        const esp_mca_counter_t *c = (const void *) ((const char *) table + i * stride);
+        (void) mca_base_component_pvar_register(
+            component, c->name, c->help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read, NULL, NULL,
+            (void *) c);
+    }
+}

@@ -8,6 +8,7 @@
 #include <opal_config.h>
 #include <opal/mca/btl/btl.h>
 #include <opal/mca/btl/base/base.h>
+#include <opal/mca/base/mca_base_pvar.h>
 #include <opal/util/output.h>
 
 #include "esp_fault.h"
@@ -79,5 +80,16 @@ esp_fault_t *esp_mca_faults_create(const esp_mca_faults_t *faults, unsigned per_
 /* False (with one message) when the running Open MPI is not the 4.1 series
  * these components were compiled for: the BTL ABI differs across series. */
 bool esp_mca_version_ok(const char *component_name);
+
+/* Counters as MPI_T performance variables <component>_<name> (class
+ * counter, read-only, continuous, unsigned long long): count entries of
+ * `stride` bytes from `table`, each starting with an esp_mca_counter_t;
+ * read() gets the entry as pvar->ctx. Once per process. */
+typedef struct esp_mca_counter {
+    const char *name;
+    const char *help;
+} esp_mca_counter_t;
+void esp_mca_counters_register_pvars(mca_base_component_t *component, const void *table,
+                                     size_t count, size_t stride, mca_base_get_value_fn_t read);
 
 #endif
