@@ -63,6 +63,8 @@ typedef struct mca_btl_sctp_component {
     int sack_delay_ms;
     int peer_timeout_s;
     int streams;
+    int sndbuf, rcvbuf;          /* the SCTP socket's buffers, bytes */
+    int crc32c;                  /* 1: CRC32c on every packet; 0: skip it (btl_sctp_crc32c) */
     int stream_map;              /* 1: ob1's fragments spread over streams; 0: all on stream 0 */
     int free_list_max;
     int verbose;                 /* 1: counters of each process at finalize */

@@ -81,6 +81,17 @@ static int sctp_component_register(void)
                        "(communicator, tag) and ob1's other headers on streams of their own, "
                        "so a loss on one stream does not stall the others; 0: every fragment "
                        "on stream 0 (docs/sctp-streams.md)", &k->stream_map, 1},
+        {"sndbuf", "Bytes the SCTP socket's send buffer holds (data not yet acknowledged "
+                   "included). Measured on loopback: 512 KiB keeps the copies usrsctp makes in "
+                   "cache and gives the most bandwidth; raise it for links whose bandwidth-delay "
+                   "product is larger (docs/sctp-modes.md)", &k->sndbuf, 512 * 1024},
+        {"rcvbuf", "Bytes the SCTP socket's receive buffer holds: the window the peer may send "
+                   "into", &k->rcvbuf, 8 * 1024 * 1024},
+        {"crc32c", "1: SCTP's CRC32c on every packet, computed and checked by the BTL with the "
+                   "CPU's CRC instruction (usrsctp's own is always off); 0: skip it, for links "
+                   "that already check every frame (docs/sctp-modes.md has its measured cost). "
+                   "A rank with 0 sends checksum 0, which ranks with 1 accept",
+         &k->crc32c, 1},
         {"free_list_max", "Most fragment descriptors of each size (-1: no limit)",
          &k->free_list_max, -1},
         {"verbose", "1: print the counters of each process at finalize (messages, bytes, "
@@ -149,11 +160,21 @@ static bool sctp_params_valid(void)
                                  sizeof(err)) != 0
         || esp_param_check_range("btl_sctp_streams", c->streams, 1, 65535, err, sizeof(err)) != 0
         || esp_param_check_range("btl_sctp_stream_map", c->stream_map, 0, 1, err, sizeof(err)) != 0
+        || esp_param_check_range("btl_sctp_sndbuf", c->sndbuf, 64 * 1024, 1 << 30, err,
+                                 sizeof(err)) != 0
+        || esp_param_check_range("btl_sctp_rcvbuf", c->rcvbuf, 64 * 1024, 1 << 30, err,
+                                 sizeof(err)) != 0
+        || esp_param_check_range("btl_sctp_crc32c", c->crc32c, 0, 1, err, sizeof(err)) != 0
         || esp_param_check_range("btl_sctp_max_send_size", (long long) t->btl_max_send_size, 1024,
                                  64 << 20, err, sizeof(err)) != 0
         || esp_param_check_range("btl_sctp_eager_limit", (long long) t->btl_eager_limit, 64,
                                  (long long) t->btl_max_send_size, err, sizeof(err)) != 0) {
         ESP_ERROR("btl sctp: %s", err);
+        return false;
+    }
+    if (c->faults.corrupt > 0 && c->crc32c == 0) {
+        ESP_ERROR("btl sctp: btl_sctp_fault_corrupt needs btl_sctp_crc32c 1 (without the "
+                  "checksum nothing would catch the corrupted packets)");
         return false;
     }
     return esp_mca_faults_valid("sctp", &c->faults);

@@ -55,8 +55,8 @@ mca_btl_sctp_module_t mca_btl_sctp_module_template = {
     },
 };
 
-/* Socket buffers of the SCTP socket and of the UDP socket under it. */
-#define SO_BUF (8u << 20)
+/* Socket buffers of the UDP socket under usrsctp (the SCTP socket's are
+ * btl_sctp_sndbuf / btl_sctp_rcvbuf). */
 #define UDP_RCVBUF (16u << 20)
 #define UDP_SNDBUF (8u << 20)
 
@@ -175,13 +175,6 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
 
-    bool all_loopback = true;
-    for (size_t i = 0; i < count; i++) {
-        all_loopback = all_loopback && ifaces[i].loopback;
-    }
-    /* Loopback datagrams never leave memory, unless the test-only fault
-     * layer corrupts them: then SCTP's CRC32c must catch it. */
-    all_loopback = all_loopback && c->faults.corrupt == 0;
     opal_process_name_t me = OPAL_PROC_MY_NAME;
     size_t max_msg = b->btl_max_send_size > b->btl_eager_limit ? b->btl_max_send_size
                                                                : b->btl_eager_limit;
@@ -191,8 +184,8 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
         .sctp_port = (uint16_t) c->port,
         .udp_rcvbuf = UDP_RCVBUF,
         .udp_sndbuf = UDP_SNDBUF,
-        .so_rcvbuf = SO_BUF,
-        .so_sndbuf = SO_BUF,
+        .so_rcvbuf = (size_t) c->rcvbuf,
+        .so_sndbuf = (size_t) c->sndbuf,
         .max_msg = sizeof(sctp_wire_hdr_t) + max_msg,
         .rto_min_ms = (uint32_t) c->rto_min_ms,
         .rto_max_ms = (uint32_t) c->rto_max_ms,
@@ -204,8 +197,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
         .vpid = me.vpid,
         /* Every job one mpirun launched (a job family) may talk to the others. */
         .job_key = ((uint64_t) (me.jobid >> 16) * 0x9E3779B97F4A7C15ull) ^ 0x534354505f4b4559ull,
-        /* CRC32c guards wires; loopback datagrams never leave memory. */
-        .crc32c_offload = all_loopback,
+        .crc32c = c->crc32c != 0,
         .stream_map = c->stream_map != 0,
     };
     static const sctp_stack_ops_t ops = {on_deliver, on_peer_failed, on_identify};
@@ -222,7 +214,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
     }
     ESP_VERBOSE(1, "btl sctp: conn mode, one-to-many, %zu address(es), path MTU %u, "
                 "RTO %d/%d/%d ms, CRC32c %s", m->stack.num_socks, m->stack.cfg.pmtu,
-                c->rto_min_ms, c->rto_init_ms, c->rto_max_ms, all_loopback ? "off (loopback)" : "on");
+                c->rto_min_ms, c->rto_init_ms, c->rto_max_ms, c->crc32c ? "on" : "off");
     return OPAL_SUCCESS;
 }
 

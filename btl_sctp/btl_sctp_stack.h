@@ -49,7 +49,8 @@ typedef struct sctp_stack_config {
     uint32_t sack_delay_ms;
     uint32_t jobid, vpid;        /* who we are, for the identification message */
     uint64_t job_key;
-    bool crc32c_offload;         /* skip usrsctp's CRC32c (loopback only) */
+    bool crc32c;                 /* SCTP's CRC32c on every packet, computed and checked
+                                    here (usrsctp's software one is always off) */
     bool stream_map;             /* spread ob1's fragments over streams (btl_sctp_streams.h) */
 } sctp_stack_config_t;
 
@@ -58,6 +59,7 @@ typedef struct sctp_stack_stats {
     uint64_t rx_msgs, rx_bytes, rx_partial;     /* partial: pieces before MSG_EOR */
     uint64_t rx_unknown_src;                    /* datagrams from strangers over the limit */
     uint64_t rx_bad;                            /* malformed messages: dropped */
+    uint64_t rx_badsum;                         /* packets failing the CRC32c: dropped */
     uint64_t rx_unidentified;                   /* data before identification */
     uint64_t assoc_rejected;                    /* aborted: another job or unknown peer */
     uint64_t assoc_up, assoc_lost;
@@ -123,6 +125,11 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
 /* Shut associations down gracefully (bounded wait), close, and stop usrsctp
  * with the last stack. */
 void sctp_stack_close(sctp_stack_t *st);
+
+/* SCTP's CRC32c of a packet (RFC 9260 §6.8, Appendix B): over the whole
+ * packet with its checksum field (bytes 8..11) taken as zero. The field
+ * holds it least significant byte first. len >= 12. */
+uint32_t sctp_packet_crc32c(const uint8_t *pkt, size_t len);
 
 /* Our UDP port on socket i (host order), for the modex. */
 uint16_t sctp_stack_udp_port(const sctp_stack_t *st, size_t i);

@@ -42,7 +42,8 @@ static const esp_mca_counter_t counters[] = {
     {"fast_retransmits", "DATA chunks marked for fast retransmit"},
     {"timeouts", "T3 retransmission timer expiries"},
     {"duplicates", "DATA chunks received again and dropped"},
-    {"corrupt", "Packets failing the CRC32c check, dropped"},
+    {"corrupt", "Packets failing the CRC32c check, dropped (the BTL's check in conn mode, "
+                "usrsctp's in inet mode)"},
     {"malformed", "Packets shorter than the SCTP header, dropped"},
     {"ootb", "Packets for no association"},
     {"bad_vtag", "Packets with a wrong verification tag"},
@@ -90,7 +91,7 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], esp_f
         s->rx_unknown_src, m->stack.num_links,
         u.sctps_inpackets, u.sctps_senddata, u.sctps_recvdata, u.sctps_sendsacks,
         u.sctps_recvsacks, u.sctps_sendretransdata, u.sctps_sendfastretrans, u.sctps_timodata,
-        u.sctps_recvdupdata, u.sctps_badsum, u.sctps_hdrops, u.sctps_outoftheblue,
+        u.sctps_recvdupdata, u.sctps_badsum + s->rx_badsum, u.sctps_hdrops, u.sctps_outoftheblue,
         u.sctps_badvtag, u.sctps_datadroprwnd, u.sctps_activeestab, u.sctps_passiveestab,
         u.sctps_aborted, u.sctps_senderrors,
         tx, rx, tx_err,

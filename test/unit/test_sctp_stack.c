@@ -128,7 +128,8 @@ static esp_if_t lo_if(void)
 
 static esp_if_t lo;
 
-static bool open_side(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key)
+static bool open_side_crc(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key,
+                          bool crc32c)
 {
     memset(s, 0, sizeof(*s));
     s->name = name;
@@ -150,6 +151,7 @@ static bool open_side(side_t *s, const char *name, uint16_t port, uint32_t vpid,
         .jobid = 7,
         .vpid = vpid,
         .job_key = key,
+        .crc32c = crc32c,
     };
     char err[256] = "";
     if (sctp_stack_open(&s->st, &cfg, &ops, s, err, sizeof(err)) != 0) {
@@ -158,6 +160,11 @@ static bool open_side(side_t *s, const char *name, uint16_t port, uint32_t vpid,
     }
     s->echo_buf = malloc(MAX_PAYLOAD + 64);
     return s->echo_buf != NULL;
+}
+
+static bool open_side(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key)
+{
+    return open_side_crc(s, name, port, vpid, key, true);
 }
 
 static void close_side(side_t *s)
@@ -395,6 +402,63 @@ static void pieces_interleave_across_streams(void)
     sctp_assoc_link_fini(&link);
 }
 
+/* Our CRC32c is SCTP's: the value usrsctp's own routine computes over the
+ * packet with the field zeroed, in the field's byte order. */
+static void crc32c_matches_usrsctp(void)
+{
+    static uint8_t pkt[9000];
+    for (size_t i = 0; i < sizeof(pkt); i++) {
+        pkt[i] = (uint8_t) (i * 37u + (i >> 7));
+    }
+    static const size_t lens[] = {12, 13, 16, 100, 1452, 8999, 9000};
+    for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+        uint8_t copy[sizeof(pkt)];
+        memcpy(copy, pkt, lens[k]);
+        memset(copy + 8, 0, 4);
+        uint32_t theirs = usrsctp_crc32c(copy, lens[k]);   /* as stored in the field */
+        uint32_t ours = sctp_packet_crc32c(pkt, lens[k]);  /* the field ignored */
+        uint8_t field[4] = {(uint8_t) ours, (uint8_t) (ours >> 8), (uint8_t) (ours >> 16),
+                            (uint8_t) (ours >> 24)};
+        CHECK(memcmp(field, &theirs, 4) == 0);
+    }
+}
+
+/* A known peer's packet with a wrong checksum is dropped and counted before
+ * usrsctp sees it; a peer with btl_sctp_crc32c 0 (checksum field 0) is
+ * still understood, both ways. */
+static void crc32c_checked(void)
+{
+    side_t a, b;
+    CHECK(open_side_crc(&a, "A", 5007, 0, JOB_KEY, false));
+    CHECK(open_side(&b, "B", 5008, 1, JOB_KEY));
+    b.echo = true;
+    int l = link_to(&a, &b, 1);
+    uint8_t buf[2000];
+    fill(buf, 0, 1500);
+    CHECK(l >= 0 && sctp_assoc_send(&a.st, (uint32_t) l, buf, 1508) == 0);
+    uint64_t deadline = esp_dgram_now_ns() + 5000000000ull;
+    while (a.received < 1 && esp_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);
+    }
+    CHECK(b.received == 1 && a.received == 1 && a.bad == 0 && b.bad == 0);
+    CHECK(b.st.stats.rx_badsum == 0);
+
+    /* An SCTP header with a checksum that does not match, from A's address. */
+    uint8_t bad[64];
+    memset(bad, 0x5a, sizeof(bad));
+    bad[8] = 1;
+    struct iovec iov = {bad, sizeof(bad)};
+    CHECK(esp_dgram_send(&a.st.socks[0], &b.st.socks[0].local, &iov, 1) == 0);
+    deadline = esp_dgram_now_ns() + 2000000000ull;
+    while (b.st.stats.rx_badsum == 0 && esp_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);
+    }
+    CHECK(b.st.stats.rx_badsum == 1);
+    CHECK(b.st.stats.rx_bad == 0 && b.failed == 0);
+    close_side(&a);
+    close_side(&b);
+}
+
 int main(void)
 {
     lo = lo_if();
@@ -402,5 +466,7 @@ int main(void)
     RUN("sctp_stack", stream_fills_send_buffer);
     RUN("sctp_stack", other_job_refused);
     RUN("sctp_stack", pieces_interleave_across_streams);
+    RUN("sctp_stack", crc32c_matches_usrsctp);
+    RUN("sctp_stack", crc32c_checked);
     return UNIT_RESULT();
 }
