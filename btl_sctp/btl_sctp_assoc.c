@@ -34,9 +34,10 @@ static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *d
     conn_to(st, link, &to);
     struct sctp_sndinfo info = {
         .snd_sid = sid,
-        /* The thesis's I-bit: a message of one packet is SACKed at once, so
-         * a lone small send never waits for the delayed-SACK timer. */
-        .snd_flags = len <= st->cfg.pmtu ? SCTP_SACK_IMMEDIATELY : 0,
+        /* The thesis's I-bit (btl_sctp_sack_immediately): a message of one
+         * packet is SACKed at once. Off, the SACK rides on the peer's next
+         * packet (an MPI reply) or follows every second packet. */
+        .snd_flags = st->cfg.sack_immediately && len <= st->cfg.pmtu ? SCTP_SACK_IMMEDIATELY : 0,
         .snd_ppid = htonl(SCTP_WIRE_PPID),
     };
     ssize_t n = usrsctp_sendv(st->so, data, len, (struct sockaddr *) &to, 1, &info, sizeof(info),

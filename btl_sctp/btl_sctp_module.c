@@ -193,6 +193,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
         .peer_timeout_ms = (uint32_t) c->peer_timeout_s * 1000u,
         .streams = (uint16_t) c->streams,
         .sack_delay_ms = (uint32_t) c->sack_delay_ms,
+        .sack_immediately = c->sack_immediately != 0,
         .jobid = me.jobid,
         .vpid = me.vpid,
         /* Every job one mpirun launched (a job family) may talk to the others. */

@@ -47,6 +47,7 @@ typedef struct sctp_stack_config {
     uint32_t peer_timeout_ms;    /* retransmissions to a silent peer before it is lost */
     uint16_t streams;
     uint32_t sack_delay_ms;
+    bool sack_immediately;       /* one-packet messages ask for an immediate SACK */
     uint32_t jobid, vpid;        /* who we are, for the identification message */
     uint64_t job_key;
     bool crc32c;                 /* SCTP's CRC32c on every packet, computed and checked
