@@ -62,6 +62,7 @@ typedef struct mca_btl_sctp_component {
     int rto_min_ms, rto_max_ms, rto_init_ms;
     int sack_delay_ms;
     int peer_timeout_s;
+    int heartbeat_ms;            /* inet mode: heartbeat interval, 0 off */
     int streams;
     int stream_map;              /* 1: ob1's fragments spread over streams; 0: all on stream 0 */
     int free_list_max;

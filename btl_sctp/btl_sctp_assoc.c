@@ -2,7 +2,8 @@
  * Associations on the one-to-many socket: made lazily by the first send to
  * a link, identified by the first message each side sends on it, and read
  * back with usrsctp_recvv, which returns messages of every association in
- * turn, each with the peer's AF_CONN address and the association id.
+ * turn, each with the peer's address and the association id (how an
+ * address names a link is the mode's: btl_sctp_stack.h, addressing).
  * Messages larger than the receive buffer (or delivered early under
  * receive-buffer pressure) arrive in pieces until MSG_EOR, and pieces of
  * messages on different streams of one association interleave (fragment
@@ -18,20 +19,16 @@
 #include <string.h>
 #include <usrsctp.h>
 
-static void conn_to(const sctp_stack_t *st, uint32_t link, struct sockaddr_conn *to)
-{
-    memset(to, 0, sizeof(*to));
-    to->sconn_family = AF_CONN;
-    to->sconn_port = htons(st->links[link].sctp_port);
-    to->sconn_addr = sctp_stack_conn_addr(st, link);
-}
-
 /* One SCTP message on stream sid. */
 static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *data, size_t len)
 {
     sctp_link_t *l = &st->links[link];
-    struct sockaddr_conn to;
-    conn_to(st, link, &to);
+    struct sockaddr_storage to;
+    socklen_t tolen;
+    sctp_stack_peer_sockaddr(st, link, &to, &tolen);
+    if (l->assoc_id == 0) {
+        sctp_stack_prepare_send(st, link);
+    }
     struct sctp_sndinfo info = {
         .snd_sid = sid,
         /* The thesis's I-bit: a message of one packet is SACKed at once, so
@@ -39,6 +36,7 @@ static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *d
         .snd_flags = len <= st->cfg.pmtu ? SCTP_SACK_IMMEDIATELY : 0,
         .snd_ppid = htonl(SCTP_WIRE_PPID),
     };
+    (void) tolen;   /* usrsctp_sendv takes an address count, not a length */
     ssize_t n = usrsctp_sendv(st->so, data, len, (struct sockaddr *) &to, 1, &info, sizeof(info),
                               SCTP_SENDV_SNDINFO, 0);
     if (n < 0) {
@@ -205,15 +203,21 @@ static sctp_link_t *link_by_assoc(sctp_stack_t *st, uint32_t assoc_id, uint32_t 
     if (st->so == NULL) {
         return NULL;
     }
-    /* An association the peer made: its AF_CONN address names the link. */
+    /* An association the peer made: its address names the link. */
     struct sockaddr *addrs = NULL;
     int n = usrsctp_getpaddrs(st->so, (sctp_assoc_t) assoc_id, &addrs);
     sctp_link_t *l = NULL;
-    if (n > 0 && addrs != NULL && addrs[0].sa_family == AF_CONN) {
-        struct sockaddr_conn sc;
-        memcpy(&sc, addrs, sizeof(sc));
-        sctp_stack_t *owner = sctp_stack_from_conn_addr(sc.sconn_addr, index);
-        l = owner == st ? &st->links[*index] : NULL;
+    if (n > 0 && addrs != NULL) {
+        /* The first of the packed addresses: as long as its family says. */
+        socklen_t len = addrs[0].sa_family == AF_INET    ? sizeof(struct sockaddr_in)
+                        : addrs[0].sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                        : addrs[0].sa_family == AF_CONN  ? sizeof(struct sockaddr_conn)
+                                                         : 0;
+        int link = len ? sctp_stack_link_of_sockaddr(st, addrs, len, true) : -1;
+        if (link >= 0) {
+            *index = (uint32_t) link;
+            l = &st->links[link];
+        }
     }
     if (addrs != NULL) {
         usrsctp_freepaddrs(addrs);
@@ -500,7 +504,7 @@ void sctp_assoc_drain(sctp_stack_t *st)
     }
     st->draining = true;
     for (;;) {
-        struct sockaddr_conn from;
+        struct sockaddr_storage from;
         socklen_t fromlen = sizeof(from);
         struct sctp_rcvinfo rcv;
         socklen_t infolen = sizeof(rcv);
@@ -516,14 +520,15 @@ void sctp_assoc_drain(sctp_stack_t *st)
             sctp_assoc_notification(st, flags, st->rxbuf, (size_t) n);
             continue;
         }
-        uint32_t index;
-        if (infotype != SCTP_RECVV_RCVINFO || from.sconn_family != AF_CONN
-            || sctp_stack_from_conn_addr(from.sconn_addr, &index) != st) {
+        int index = infotype == SCTP_RECVV_RCVINFO
+                        ? sctp_stack_link_of_sockaddr(st, (struct sockaddr *) &from, fromlen, true)
+                        : -1;
+        if (index < 0) {
             st->stats.rx_bad++;
             continue;
         }
-        sctp_assoc_input(st, index, (uint32_t) rcv.rcv_assoc_id, rcv.rcv_sid, flags, st->rxbuf,
-                         (size_t) n);
+        sctp_assoc_input(st, (uint32_t) index, (uint32_t) rcv.rcv_assoc_id, rcv.rcv_sid, flags,
+                         st->rxbuf, (size_t) n);
     }
     st->draining = false;
 }
