@@ -203,21 +203,34 @@ static sctp_link_t *link_by_assoc(sctp_stack_t *st, uint32_t assoc_id, uint32_t 
     if (st->so == NULL) {
         return NULL;
     }
-    /* An association the peer made: its address names the link. */
+    /* An association the peer made: one of its addresses names the link
+     * (a multihomed peer has several; packed, each as long as its family
+     * says); none known: a stranger named by the first. */
     struct sockaddr *addrs = NULL;
     int n = usrsctp_getpaddrs(st->so, (sctp_assoc_t) assoc_id, &addrs);
     sctp_link_t *l = NULL;
-    if (n > 0 && addrs != NULL) {
-        /* The first of the packed addresses: as long as its family says. */
-        socklen_t len = addrs[0].sa_family == AF_INET    ? sizeof(struct sockaddr_in)
-                        : addrs[0].sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                        : addrs[0].sa_family == AF_CONN  ? sizeof(struct sockaddr_conn)
-                                                         : 0;
-        int link = len ? sctp_stack_link_of_sockaddr(st, addrs, len, true) : -1;
-        if (link >= 0) {
-            *index = (uint32_t) link;
-            l = &st->links[link];
+    int link = -1;
+    const uint8_t *p = (const uint8_t *) addrs;
+    for (int i = 0; i < n && addrs != NULL && link < 0; i++) {
+        const struct sockaddr *sa = (const struct sockaddr *) p;
+        socklen_t len = sa->sa_family == AF_INET    ? sizeof(struct sockaddr_in)
+                        : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                        : sa->sa_family == AF_CONN  ? sizeof(struct sockaddr_conn)
+                                                    : 0;
+        if (len == 0) {
+            break;
         }
+        link = sctp_stack_link_of_sockaddr(st, sa, len, false);
+        p += len;
+    }
+    if (link < 0 && n > 0 && addrs != NULL) {
+        socklen_t len = addrs[0].sa_family == AF_INET ? sizeof(struct sockaddr_in)
+                                                      : sizeof(struct sockaddr_in6);
+        link = addrs[0].sa_family == AF_CONN ? -1 : sctp_stack_link_of_sockaddr(st, addrs, len, true);
+    }
+    if (link >= 0) {
+        *index = (uint32_t) link;
+        l = &st->links[link];
     }
     if (addrs != NULL) {
         usrsctp_freepaddrs(addrs);
@@ -520,9 +533,13 @@ void sctp_assoc_drain(sctp_stack_t *st)
             sctp_assoc_notification(st, flags, st->rxbuf, (size_t) n);
             continue;
         }
-        int index = infotype == SCTP_RECVV_RCVINFO
-                        ? sctp_stack_link_of_sockaddr(st, (struct sockaddr *) &from, fromlen, true)
-                        : -1;
+        /* By association first: a multihomed peer's messages come from any
+         * of its addresses (a retransmission goes to another path). */
+        uint32_t by_assoc;
+        int index = infotype != SCTP_RECVV_RCVINFO ? -1
+                    : link_by_assoc(st, (uint32_t) rcv.rcv_assoc_id, &by_assoc) != NULL
+                        ? (int) by_assoc
+                        : sctp_stack_link_of_sockaddr(st, (struct sockaddr *) &from, fromlen, true);
         if (index < 0) {
             st->stats.rx_bad++;
             continue;

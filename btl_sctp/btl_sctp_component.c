@@ -197,15 +197,6 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
                     sctp_style_names[mca_btl_sctp_component.style]);
         return NULL;
     }
-    if (mca_btl_sctp_component.mode == SCTP_MODE_INET) {
-        /* The inet stack (btl_sctp_inet.c) passes its unit test
-         * (test_sctp_inet), but MPI runs over it stall (both ranks polling,
-         * sends waiting for send-buffer room, nothing moving) in about half
-         * the runs: not usable yet. */
-        ESP_VERBOSE(1, "btl sctp: mode inet is not usable yet (MPI runs over it can stall); "
-                    "use btl_sctp_mode conn. sctp claims no peers");
-        return NULL;
-    }
     mca_btl_sctp_module_t *m = calloc(1, sizeof(*m));
     mca_btl_base_module_t **btls = malloc(sizeof(*btls));
     if (m == NULL || btls == NULL) {
