@@ -2,7 +2,8 @@
  * Associations on the one-to-many socket: made lazily by the first send to
  * a link, identified by the first message each side sends on it, and read
  * back with usrsctp_recvv, which returns messages of every association in
- * turn, each with the peer's AF_CONN address and the association id.
+ * turn, each with the peer's address and the association id (how an
+ * address names a link is the mode's: btl_sctp_stack.h, addressing).
  * Messages larger than the receive buffer (or delivered early under
  * receive-buffer pressure) arrive in pieces until MSG_EOR, and pieces of
  * messages on different streams of one association interleave (fragment
@@ -18,20 +19,16 @@
 #include <string.h>
 #include <usrsctp.h>
 
-static void conn_to(const sctp_stack_t *st, uint32_t link, struct sockaddr_conn *to)
-{
-    memset(to, 0, sizeof(*to));
-    to->sconn_family = AF_CONN;
-    to->sconn_port = htons(st->links[link].sctp_port);
-    to->sconn_addr = sctp_stack_conn_addr(st, link);
-}
-
 /* One SCTP message on stream sid. */
 static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *data, size_t len)
 {
     sctp_link_t *l = &st->links[link];
-    struct sockaddr_conn to;
-    conn_to(st, link, &to);
+    struct sockaddr_storage to;
+    socklen_t tolen;
+    sctp_stack_peer_sockaddr(st, link, &to, &tolen);
+    if (l->assoc_id == 0) {
+        sctp_stack_prepare_send(st, link);
+    }
     struct sctp_sndinfo info = {
         .snd_sid = sid,
         /* The thesis's I-bit (btl_sctp_sack_immediately): a message of one
@@ -40,6 +37,7 @@ static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *d
         .snd_flags = st->cfg.sack_immediately && len <= st->cfg.pmtu ? SCTP_SACK_IMMEDIATELY : 0,
         .snd_ppid = htonl(SCTP_WIRE_PPID),
     };
+    (void) tolen;   /* usrsctp_sendv takes an address count, not a length */
     ssize_t n = usrsctp_sendv(st->so, data, len, (struct sockaddr *) &to, 1, &info, sizeof(info),
                               SCTP_SENDV_SNDINFO, 0);
     if (n < 0) {
@@ -206,15 +204,34 @@ static sctp_link_t *link_by_assoc(sctp_stack_t *st, uint32_t assoc_id, uint32_t 
     if (st->so == NULL) {
         return NULL;
     }
-    /* An association the peer made: its AF_CONN address names the link. */
+    /* An association the peer made: one of its addresses names the link
+     * (a multihomed peer has several; packed, each as long as its family
+     * says); none known: a stranger named by the first. */
     struct sockaddr *addrs = NULL;
     int n = usrsctp_getpaddrs(st->so, (sctp_assoc_t) assoc_id, &addrs);
     sctp_link_t *l = NULL;
-    if (n > 0 && addrs != NULL && addrs[0].sa_family == AF_CONN) {
-        struct sockaddr_conn sc;
-        memcpy(&sc, addrs, sizeof(sc));
-        sctp_stack_t *owner = sctp_stack_from_conn_addr(sc.sconn_addr, index);
-        l = owner == st ? &st->links[*index] : NULL;
+    int link = -1;
+    const uint8_t *p = (const uint8_t *) addrs;
+    for (int i = 0; i < n && addrs != NULL && link < 0; i++) {
+        const struct sockaddr *sa = (const struct sockaddr *) p;
+        socklen_t len = sa->sa_family == AF_INET    ? sizeof(struct sockaddr_in)
+                        : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                        : sa->sa_family == AF_CONN  ? sizeof(struct sockaddr_conn)
+                                                    : 0;
+        if (len == 0) {
+            break;
+        }
+        link = sctp_stack_link_of_sockaddr(st, sa, len, false);
+        p += len;
+    }
+    if (link < 0 && n > 0 && addrs != NULL) {
+        socklen_t len = addrs[0].sa_family == AF_INET ? sizeof(struct sockaddr_in)
+                                                      : sizeof(struct sockaddr_in6);
+        link = addrs[0].sa_family == AF_CONN ? -1 : sctp_stack_link_of_sockaddr(st, addrs, len, true);
+    }
+    if (link >= 0) {
+        *index = (uint32_t) link;
+        l = &st->links[link];
     }
     if (addrs != NULL) {
         usrsctp_freepaddrs(addrs);
@@ -501,7 +518,7 @@ void sctp_assoc_drain(sctp_stack_t *st)
     }
     st->draining = true;
     for (;;) {
-        struct sockaddr_conn from;
+        struct sockaddr_storage from;
         socklen_t fromlen = sizeof(from);
         struct sctp_rcvinfo rcv;
         socklen_t infolen = sizeof(rcv);
@@ -517,14 +534,19 @@ void sctp_assoc_drain(sctp_stack_t *st)
             sctp_assoc_notification(st, flags, st->rxbuf, (size_t) n);
             continue;
         }
-        uint32_t index;
-        if (infotype != SCTP_RECVV_RCVINFO || from.sconn_family != AF_CONN
-            || sctp_stack_from_conn_addr(from.sconn_addr, &index) != st) {
+        /* By association first: a multihomed peer's messages come from any
+         * of its addresses (a retransmission goes to another path). */
+        uint32_t by_assoc;
+        int index = infotype != SCTP_RECVV_RCVINFO ? -1
+                    : link_by_assoc(st, (uint32_t) rcv.rcv_assoc_id, &by_assoc) != NULL
+                        ? (int) by_assoc
+                        : sctp_stack_link_of_sockaddr(st, (struct sockaddr *) &from, fromlen, true);
+        if (index < 0) {
             st->stats.rx_bad++;
             continue;
         }
-        sctp_assoc_input(st, index, (uint32_t) rcv.rcv_assoc_id, rcv.rcv_sid, flags, st->rxbuf,
-                         (size_t) n);
+        sctp_assoc_input(st, (uint32_t) index, (uint32_t) rcv.rcv_assoc_id, rcv.rcv_sid, flags,
+                         st->rxbuf, (size_t) n);
     }
     st->draining = false;
 }

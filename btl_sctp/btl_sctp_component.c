@@ -1,7 +1,7 @@
 /*
  * btl sctp component: MCA parameters, open/close, init.
- * Built so far: mode conn with style one-to-many (one module for all peers).
- * Other combinations claim no peers, with a message saying so.
+ * Built so far: style one-to-many (one module for all peers) in mode conn
+ * and mode inet. Other combinations claim no peers, with a message saying so.
  */
 #include "btl_sctp.h"
 
@@ -64,8 +64,9 @@ static int sctp_component_register(void)
         const char *name, *help;
         int *var, def;
     } ints[] = {
-        {"port", "SCTP port inside the UDP datagrams (each rank has its own usrsctp stack, "
-                 "so all ranks may use the same one)", &k->port, 5000},
+        {"port", "SCTP port inside the UDP datagrams in mode conn (each rank has its own "
+                 "usrsctp stack, so all ranks may use the same one); mode inet binds the number "
+                 "of its UDP encapsulation port instead, unique on the host", &k->port, 5000},
         {"rto_min", "Least SCTP retransmission timeout, ms (thesis LAN value 20; below the "
                     "links' queueing delay it causes false retransmissions)", &k->rto_min_ms, 20},
         {"rto_max", "Largest SCTP retransmission timeout, ms (thesis LAN value 100)",
@@ -81,6 +82,10 @@ static int sctp_component_register(void)
         {"peer_timeout", "Seconds of retransmissions to a peer that does not answer before its "
                          "association is declared lost and the job ends (in conn mode a peer's "
                          "stack runs only inside its MPI calls)", &k->peer_timeout_s, 60},
+        {"heartbeat", "Mode inet: SCTP heartbeat interval on idle paths, ms (0: off); usrsctp's "
+                      "threads answer them even while a rank computes outside MPI. Mode conn "
+                      "sends none (a peer's stack runs only inside its MPI calls)",
+         &k->heartbeat_ms, 100},
         {"streams", "SCTP streams asked for in each direction (SCTP_INITMSG)", &k->streams, 16},
         {"stream_map", "1: put each ob1 match or rendezvous header on a stream chosen from its "
                        "(communicator, tag) and ob1's other headers on streams of their own, "
@@ -163,6 +168,8 @@ static bool sctp_params_valid(void)
                                  sizeof(err)) != 0
         || esp_param_check_range("btl_sctp_peer_timeout", c->peer_timeout_s, 1, 86400, err,
                                  sizeof(err)) != 0
+        || esp_param_check_range("btl_sctp_heartbeat", c->heartbeat_ms, 0, 600000, err,
+                                 sizeof(err)) != 0
         || esp_param_check_range("btl_sctp_streams", c->streams, 1, 65535, err, sizeof(err)) != 0
         || esp_param_check_range("btl_sctp_stream_map", c->stream_map, 0, 1, err, sizeof(err)) != 0
         || esp_param_check_range("btl_sctp_sndbuf", c->sndbuf, 64 * 1024, 1 << 30, err,
@@ -184,7 +191,18 @@ static bool sctp_params_valid(void)
                   "checksum nothing would catch the corrupted packets)");
         return false;
     }
-    return esp_mca_faults_valid("sctp", &c->faults);
+    if (!esp_mca_faults_valid("sctp", &c->faults)) {
+        return false;
+    }
+    const esp_mca_faults_t *f = &c->faults;
+    if (c->mode == SCTP_MODE_INET && (f->drop > 0 || f->dup > 0 || f->reorder > 0 || f->corrupt > 0)) {
+        /* The fault layer sits on the BTL's UDP sockets; usrsctp owns them in inet mode. */
+        ESP_ERROR("btl sctp: the test-only fault layer (btl_sctp_fault_*) works only with "
+                  "btl_sctp_mode conn: in mode inet usrsctp owns the UDP socket. Unset the "
+                  "btl_sctp_fault_* parameters or use btl_sctp_mode conn; sctp claims no peers");
+        return false;
+    }
+    return true;
 }
 
 static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_progress_threads,
@@ -200,10 +218,9 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
     if (esp_mca_ifaces_select("sctp", &mca_btl_sctp_component.ifaces) != 0) {
         return NULL;
     }
-    if (mca_btl_sctp_component.mode != SCTP_MODE_CONN
-        || mca_btl_sctp_component.style != SCTP_STYLE_ONE_TO_MANY) {
-        ESP_VERBOSE(1, "btl sctp: mode %s with style %s is not built yet (only mode conn with "
-                    "style one-to-many), so sctp claims no peers",
+    if (mca_btl_sctp_component.style != SCTP_STYLE_ONE_TO_MANY) {
+        ESP_VERBOSE(1, "btl sctp: mode %s with style %s is not built yet (only style "
+                    "one-to-many, in mode conn or inet), so sctp claims no peers",
                     sctp_mode_names[mca_btl_sctp_component.mode],
                     sctp_style_names[mca_btl_sctp_component.style]);
         return NULL;

@@ -137,12 +137,12 @@ static int modex_send(mca_btl_sctp_module_t *m)
 {
     esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS];
     size_t n = 0;
-    for (size_t i = 0; i < m->stack.num_socks && n < ESP_MODEX_MAX_ADDRS; i++, n++) {
+    for (size_t i = 0; i < sctp_stack_num_addrs(&m->stack) && n < ESP_MODEX_MAX_ADDRS; i++, n++) {
         const esp_if_t *ifa = &m->ifaces[i];
         memset(&addrs[n], 0, sizeof(addrs[n]));
         addrs[n].family = ifa->family == AF_INET ? 4 : 6;
         addrs[n].prefixlen = (uint8_t) ifa->prefixlen;
-        addrs[n].mtu = m->stack.socks[i].mtu;
+        addrs[n].mtu = sctp_stack_addr_mtu(&m->stack, i);
         addrs[n].net_id = (uint16_t) i;
         addrs[n].port = sctp_stack_udp_port(&m->stack, i);   /* where datagrams go */
         addrs[n].port2 = m->stack.cfg.sctp_port;              /* the SCTP port inside */
@@ -200,6 +200,10 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
         .job_key = ((uint64_t) (me.jobid >> 16) * 0x9E3779B97F4A7C15ull) ^ 0x534354505f4b4559ull,
         .crc32c = c->crc32c != 0,
         .stream_map = c->stream_map != 0,
+        .inet = c->mode == SCTP_MODE_INET,
+        /* Only inet mode's stack threads answer heartbeats while the
+         * process computes outside MPI. */
+        .heartbeat_ms = c->mode == SCTP_MODE_INET ? (uint32_t) c->heartbeat_ms : 0,
     };
     static const sctp_stack_ops_t ops = {on_deliver, on_peer_failed, on_identify};
     char err[512];
@@ -213,9 +217,12 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
         ESP_ERROR("btl sctp: publishing our addresses failed (%d)", rc);
         return rc;
     }
-    ESP_VERBOSE(1, "btl sctp: conn mode, one-to-many, %zu address(es), path MTU %u, "
-                "RTO %d/%d/%d ms, CRC32c %s", m->stack.num_socks, m->stack.cfg.pmtu,
-                c->rto_min_ms, c->rto_init_ms, c->rto_max_ms, c->crc32c ? "on" : "off");
+    ESP_VERBOSE(1, "btl sctp: %s mode, one-to-many, %zu address(es), UDP port %u, SCTP port %u, "
+                "path MTU %u, RTO %d/%d/%d ms, heartbeat %u ms, CRC32c %s",
+                c->mode == SCTP_MODE_INET ? "inet" : "conn", sctp_stack_num_addrs(&m->stack),
+                sctp_stack_udp_port(&m->stack, 0), m->stack.cfg.sctp_port, m->stack.cfg.pmtu,
+                c->rto_min_ms, c->rto_init_ms, c->rto_max_ms, m->stack.cfg.heartbeat_ms,
+                c->crc32c ? "on" : "off");
     return OPAL_SUCCESS;
 }
 
@@ -237,7 +244,7 @@ static int add_one_proc(mca_btl_sctp_module_t *m, opal_proc_t *proc,
         return n;
     }
     size_t nic = 0;
-    int a = esp_modex_choose_path(m->ifaces, m->stack.num_socks, addrs, n,
+    int a = esp_modex_choose_path(m->ifaces, sctp_stack_num_addrs(&m->stack), addrs, n,
                                   OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags), &nic);
     if (a < 0) {
         ESP_VERBOSE(10, "btl sctp: no network of ours reaches rank %u", proc->proc_name.vpid);

@@ -83,6 +83,47 @@ static uint32_t csum_load(const uint8_t *pkt)
     return v;
 }
 
+/* ------------------------------------------------ addressing (assoc.c) */
+
+void sctp_stack_peer_sockaddr(const sctp_stack_t *st, uint32_t link,
+                              struct sockaddr_storage *ss, socklen_t *len)
+{
+    if (st->cfg.inet) {
+        sctp_inet_peer_sockaddr(st, link, ss, len);
+        return;
+    }
+    struct sockaddr_conn to;
+    memset(&to, 0, sizeof(to));
+    to.sconn_family = AF_CONN;
+    to.sconn_port = htons(st->links[link].sctp_port);
+    to.sconn_addr = sctp_stack_conn_addr(st, link);
+    memset(ss, 0, sizeof(*ss));
+    memcpy(ss, &to, sizeof(to));
+    *len = sizeof(to);
+}
+
+void sctp_stack_prepare_send(sctp_stack_t *st, uint32_t link)
+{
+    if (st->cfg.inet) {
+        sctp_inet_prepare_send(st, link);
+    }
+}
+
+int sctp_stack_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
+                                bool create)
+{
+    if (st->cfg.inet) {
+        return sctp_inet_link_of_sockaddr(st, sa, len, create);
+    }
+    struct sockaddr_conn sc;
+    uint32_t link;
+    if (len < (socklen_t) sizeof(sc) || sa->sa_family != AF_CONN) {
+        return -1;
+    }
+    memcpy(&sc, sa, sizeof(sc));
+    return sctp_stack_from_conn_addr(sc.sconn_addr, &link) == st ? (int) link : -1;
+}
+
 /* usrsctp's only way out: one SCTP packet to the peer the address names. */
 static int sctp_conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uint8_t set_df)
 {
@@ -140,7 +181,9 @@ int sctp_stack_link(sctp_stack_t *st, const esp_sockaddr_t *udp, size_t nic, uin
         st->strangers++;
     }
     /* A bound-all socket accepts packets for registered addresses only. */
-    usrsctp_register_address(sctp_stack_conn_addr(st, i));
+    if (!st->cfg.inet) {
+        usrsctp_register_address(sctp_stack_conn_addr(st, i));
+    }
     return (int) i;
 }
 
@@ -186,7 +229,7 @@ static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
     return v < lo ? lo : v > hi ? hi : (uint32_t) v;
 }
 
-static int set_options(sctp_stack_t *st, char *err, size_t errlen)
+int sctp_stack_set_options(sctp_stack_t *st, char *err, size_t errlen)
 {
     const sctp_stack_config_t *c = &st->cfg;
     int one = 1;
@@ -210,12 +253,14 @@ static int set_options(sctp_stack_t *st, char *err, size_t errlen)
     };
     struct sctp_assocparams assoc = {.sasoc_assoc_id = SCTP_FUTURE_ASSOC, .sasoc_asocmaxrxt = maxrxt};
     /* One path per association in conn mode: heartbeats buy no failover,
-     * and a peer computing outside MPI could not answer them. usrsctp's
-     * path MTU is fixed at 1500: raise it to what the UDP socket carries. */
+     * and a peer computing outside MPI could not answer them (heartbeat_ms
+     * 0; inet mode's stack threads answer them). usrsctp's path MTU is
+     * fixed at 1500: raise it to what the UDP socket carries. */
     struct sctp_paddrparams pp;
     memset(&pp, 0, sizeof(pp));
     pp.spp_assoc_id = SCTP_FUTURE_ASSOC;
-    pp.spp_flags = SPP_PMTUD_DISABLE | SPP_HB_DISABLE;
+    pp.spp_flags = SPP_PMTUD_DISABLE | (c->heartbeat_ms ? SPP_HB_ENABLE : SPP_HB_DISABLE);
+    pp.spp_hbinterval = c->heartbeat_ms;
     pp.spp_pathmtu = c->pmtu;
     pp.spp_pathmaxrxt = maxrxt;
     struct sctp_sack_info sack = {
@@ -269,6 +314,9 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
     st->ops = *ops;
     st->ctx = ctx;
     st->instance = -1;
+    if (cfg->inet) {
+        return sctp_inet_open(st, err, errlen);
+    }
     for (int i = 0; i < SCTP_MAX_STACKS; i++) {
         if (stacks[i] == NULL) {
             st->instance = i;
@@ -330,7 +378,7 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
         snprintf(err, errlen, "usrsctp_set_non_blocking: %s", strerror(errno));
         goto fail_stack;
     }
-    if (set_options(st, err, errlen) != 0) {
+    if (sctp_stack_set_options(st, err, errlen) != 0) {
         goto fail_stack;
     }
     /* No address: bound to every registered AF_CONN address (every link). */
@@ -360,8 +408,25 @@ fail:
 
 uint16_t sctp_stack_udp_port(const sctp_stack_t *st, size_t i)
 {
+    if (st->cfg.inet) {
+        return sctp_inet_udp_port();   /* one for the process, on every address */
+    }
     const esp_sockaddr_t *a = &st->socks[i].local;
     return ntohs(a->u.sa.sa_family == AF_INET ? a->u.in4.sin_port : a->u.in6.sin6_port);
+}
+
+size_t sctp_stack_num_addrs(const sctp_stack_t *st)
+{
+    return st->cfg.inet ? st->cfg.num_ifaces : st->num_socks;
+}
+
+unsigned sctp_stack_addr_mtu(const sctp_stack_t *st, size_t i)
+{
+    if (st->cfg.inet) {
+        const esp_if_t *ifa = &st->cfg.ifaces[i];
+        return ifa->mtu != 0 ? ifa->mtu : ifa->loopback ? 65536 : 1500;
+    }
+    return st->socks[i].mtu;
 }
 
 /* ---------------------------------------------------------- input */
@@ -418,6 +483,9 @@ int sctp_stack_poll(sctp_stack_t *st)
     if (st->so == NULL) {
         return 0;
     }
+    if (st->cfg.inet) {
+        return sctp_inet_poll(st);
+    }
     uint64_t now = esp_dgram_now_ns();
     int n = read_input(st, now);
     advance_timers(st, now / 1000000u);
@@ -429,6 +497,10 @@ int sctp_stack_poll(sctp_stack_t *st)
 
 void sctp_stack_close(sctp_stack_t *st)
 {
+    if (st->cfg.inet) {
+        sctp_inet_close(st);
+        return;
+    }
     bool finished = false;   /* usrsctp_finish succeeded: the stack is gone */
     st->closing = true;
     if (st->so != NULL) {

@@ -6,9 +6,13 @@
  *   assoc  (btl_sctp_assoc.c)  per peer: the association, identification,
  *          sending one message per fragment, receiving and reassembling
  *          until MSG_EOR, notifications, abort.
- * A peer is a "link": its index names it everywhere, and the AF_CONN
- * address usrsctp knows it by encodes that index (and the stack instance,
- * so that a test can run two stacks in one process).
+ *   inet   (btl_sctp_inet.c)  usrsctp in inet mode instead: its own threads
+ *          over UDP encapsulation on AF_INET/AF_INET6 (docs/sctp-inet.md).
+ * A peer is a "link": its index names it everywhere. In conn mode the
+ * AF_CONN address usrsctp knows it by encodes that index (and the stack
+ * instance, so that a test can run two stacks in one process); in inet
+ * mode it is the peer's IP address and SCTP port. assoc.c sees only the
+ * addressing functions below, which each mode implements.
  */
 #ifndef BTL_SCTP_STACK_H
 #define BTL_SCTP_STACK_H
@@ -16,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "esp_dgram.h"
 #include "esp_ifsel.h"
@@ -53,6 +58,9 @@ typedef struct sctp_stack_config {
     bool crc32c;                 /* SCTP's CRC32c on every packet, computed and checked
                                     here (usrsctp's software one is always off) */
     bool stream_map;             /* spread ob1's fragments over streams (btl_sctp_streams.h) */
+    bool inet;                   /* inet mode (btl_sctp_inet.c): threaded usrsctp over UDP
+                                    encapsulation; sctp_port is then chosen by the stack */
+    uint32_t heartbeat_ms;       /* heartbeat interval; 0: heartbeats off */
 } sctp_stack_config_t;
 
 typedef struct sctp_stack_stats {
@@ -132,8 +140,11 @@ void sctp_stack_close(sctp_stack_t *st);
  * holds it least significant byte first. len >= 12. */
 uint32_t sctp_packet_crc32c(const uint8_t *pkt, size_t len);
 
-/* Our UDP port on socket i (host order), for the modex. */
+/* Our UDP port on local address i (host order), for the modex. */
 uint16_t sctp_stack_udp_port(const sctp_stack_t *st, size_t i);
+/* How many local addresses we publish, and the MTU of address i. */
+size_t sctp_stack_num_addrs(const sctp_stack_t *st);
+unsigned sctp_stack_addr_mtu(const sctp_stack_t *st, size_t i);
 
 /* The link for a peer's UDP address, created when new (stranger: created by
  * its own datagrams). Returns the index or -1 (out of memory). */
@@ -177,8 +188,35 @@ void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why);
 /* Free per-link receive state. */
 void sctp_assoc_link_fini(sctp_link_t *l);
 
+/* ---- addressing: what assoc.c knows of how usrsctp names a peer ---- */
+
+/* The destination usrsctp_sendv takes for a link. */
+void sctp_stack_peer_sockaddr(const sctp_stack_t *st, uint32_t link,
+                              struct sockaddr_storage *ss, socklen_t *len);
+/* Before a send that may start an association (inet: the peer's UDP
+ * encapsulation port, so that the INIT reaches its stack). */
+void sctp_stack_prepare_send(sctp_stack_t *st, uint32_t link);
+/* The link a peer's address names, or -1. In inet mode an unknown peer
+ * gets a stranger link when create is set (identified by its
+ * identification message); in conn mode links come from datagrams. */
+int sctp_stack_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
+                                bool create);
+/* The socket options both modes set (btl_sctp_stack.c). */
+int sctp_stack_set_options(sctp_stack_t *st, char *err, size_t errlen);
+
 /* The AF_CONN address of a link, and back (NULL / -1 if not ours). */
 void *sctp_stack_conn_addr(const sctp_stack_t *st, uint32_t link);
 sctp_stack_t *sctp_stack_from_conn_addr(const void *addr, uint32_t *link);
+
+/* ---- btl_sctp_inet.c: inet mode, called by the stack functions ---- */
+int sctp_inet_open(sctp_stack_t *st, char *err, size_t errlen);
+void sctp_inet_close(sctp_stack_t *st);
+int sctp_inet_poll(sctp_stack_t *st);
+uint16_t sctp_inet_udp_port(void);
+void sctp_inet_peer_sockaddr(const sctp_stack_t *st, uint32_t link,
+                             struct sockaddr_storage *ss, socklen_t *len);
+void sctp_inet_prepare_send(sctp_stack_t *st, uint32_t link);
+int sctp_inet_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
+                               bool create);
 
 #endif

@@ -7,6 +7,7 @@
  * on different streams of one association, interleaved as usrsctp reads
  * them out, are put together per stream.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <net/if.h>
 #include <stdint.h>
@@ -18,6 +19,10 @@
 #include "unit.h"
 
 #define MAX_PAYLOAD (1u << 20)
+#ifndef TEST_INET
+#define TEST_INET 0   /* test_sctp_inet.c: the same cases in inet mode */
+#endif
+#define SUITE (TEST_INET ? "sctp_inet" : "sctp_stack")
 #define JOB_KEY 0x1234567890abcdefull
 
 typedef struct side {
@@ -152,6 +157,8 @@ static bool open_side_crc(side_t *s, const char *name, uint16_t port, uint32_t v
         .vpid = vpid,
         .job_key = key,
         .crc32c = crc32c,
+        .inet = TEST_INET,
+        .heartbeat_ms = TEST_INET ? 100 : 0,
     };
     char err[256] = "";
     if (sctp_stack_open(&s->st, &cfg, &ops, s, err, sizeof(err)) != 0) {
@@ -199,7 +206,9 @@ static void poll_both(side_t *a, side_t *b)
 
 static int link_to(side_t *from, side_t *to, uint32_t vpid)
 {
-    int l = sctp_stack_link(&from->st, &to->st.socks[0].local, 0, to->st.cfg.sctp_port, false);
+    esp_sockaddr_t udp;
+    esp_sockaddr_set(&udp, AF_INET, lo.addr, sctp_stack_udp_port(&to->st, 0));
+    int l = sctp_stack_link(&from->st, &udp, 0, to->st.cfg.sctp_port, false);
     if (l >= 0) {
         from->st.links[l].jobid = 7;
         from->st.links[l].vpid = vpid;
@@ -285,6 +294,61 @@ static void stream_fills_send_buffer(void)
     CHECK(a.st.stats.tx_busy > 0);
     printf("    %u x 64 KiB in %.3f s (%.0f MB/s), send buffer full %llu times\n", count, s,
            count * 65536.0 / s / 1e6, (unsigned long long) a.st.stats.tx_busy);
+    free(buf);
+    close_side(&a);
+    close_side(&b);
+}
+
+/* Both sides start their association at once (INIT collision, as when two
+ * ranks send to each other first): one association, no failure, a stream
+ * of messages both ways arrives whole and in order. */
+static void both_start_at_once(void)
+{
+    side_t a, b;
+    CHECK(open_side(&a, "A", 5007, 0, JOB_KEY));
+    CHECK(open_side(&b, "B", 5008, 1, JOB_KEY));
+    int la = link_to(&a, &b, 1), lb = link_to(&b, &a, 0);
+    CHECK(la >= 0 && lb >= 0);
+    uint8_t *buf = malloc(MAX_PAYLOAD + 64);
+    const uint32_t count = 200;
+    uint32_t sent_a = 0, sent_b = 0;
+    uint64_t deadline = esp_dgram_now_ns() + 20000000000ull;
+    while ((a.received < count || b.received < count) && esp_dgram_now_ns() < deadline
+           && !a.failed && !b.failed) {
+        size_t len = 1000 + (sent_a % 7) * 3000;
+        if (sent_a < count) {
+            fill(buf, sent_a, len);
+            sent_a += sctp_assoc_send(&a.st, (uint32_t) la, buf, len + 8) == 0;
+        }
+        len = 1000 + (sent_b % 7) * 3000;
+        if (sent_b < count) {
+            fill(buf, sent_b, len);
+            sent_b += sctp_assoc_send(&b.st, (uint32_t) lb, buf, len + 8) == 0;
+        }
+        poll_both(&a, &b);
+    }
+    printf("    A got %llu, B got %llu; up A %llu B %llu; lost A %llu B %llu; links A %u B %u\n",
+           (unsigned long long) a.received, (unsigned long long) b.received,
+           (unsigned long long) a.st.stats.assoc_up, (unsigned long long) b.st.stats.assoc_up,
+           (unsigned long long) a.st.stats.assoc_lost, (unsigned long long) b.st.stats.assoc_lost,
+           a.st.num_links, b.st.num_links);
+    printf("    rejected A %llu B %llu; unidentified A %llu B %llu; bad A %llu B %llu\n",
+           (unsigned long long) a.st.stats.assoc_rejected, (unsigned long long) b.st.stats.assoc_rejected,
+           (unsigned long long) a.st.stats.rx_unidentified, (unsigned long long) b.st.stats.rx_unidentified,
+           (unsigned long long) a.st.stats.rx_bad, (unsigned long long) b.st.stats.rx_bad);
+    {
+        struct sctpstat u;
+        usrsctp_get_stat(&u);
+        printf("    usrsctp: aborted %u timodata %u hb sent %u hb rx %u hback %u senderrors %u badsum %u "
+               "hdrops %u recvpackets %u sendpackets %u ootb %u badvtag %u\n",
+               u.sctps_aborted, u.sctps_timodata, u.sctps_sendheartbeat, u.sctps_recvheartbeat,
+               u.sctps_recvheartbeatack, u.sctps_senderrors, u.sctps_badsum, u.sctps_hdrops,
+               u.sctps_recvpackets, u.sctps_sendpackets, u.sctps_outoftheblue, u.sctps_badvtag);
+    }
+    CHECK(a.received == count && b.received == count);
+    CHECK(a.bad == 0 && b.bad == 0 && a.failed == 0 && b.failed == 0);
+    CHECK(a.identified == 0 && b.identified == 0);   /* each knew the other */
+    CHECK(a.st.num_links == 1 && b.st.num_links == 1);
     free(buf);
     close_side(&a);
     close_side(&b);
@@ -459,14 +523,36 @@ static void crc32c_checked(void)
     close_side(&b);
 }
 
+/* Inet mode: once the last stack closed, usrsctp's timer and receive
+ * threads are gone (usrsctp_finish succeeded). */
+static void no_thread_left(void)
+{
+    int threads = 0;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        threads += e->d_name[0] != '.';
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    printf("    threads now %d\n", threads);
+    CHECK(threads == 1);
+}
+
 int main(void)
 {
     lo = lo_if();
-    RUN("sctp_stack", sizes_both_ways);
-    RUN("sctp_stack", stream_fills_send_buffer);
-    RUN("sctp_stack", other_job_refused);
-    RUN("sctp_stack", pieces_interleave_across_streams);
-    RUN("sctp_stack", crc32c_matches_usrsctp);
-    RUN("sctp_stack", crc32c_checked);
+    RUN(SUITE, sizes_both_ways);
+    RUN(SUITE, stream_fills_send_buffer);
+    RUN(SUITE, other_job_refused);
+    RUN(SUITE, both_start_at_once);
+    if (!TEST_INET) {
+        RUN(SUITE, pieces_interleave_across_streams);   /* no socket: the same in both modes */
+        RUN(SUITE, crc32c_matches_usrsctp);
+        RUN(SUITE, crc32c_checked);   /* our check on our UDP sockets: conn mode */
+    } else {
+        RUN(SUITE, no_thread_left);
+    }
     return UNIT_RESULT();
 }

@@ -1,0 +1,522 @@
+/*
+ * usrsctp in inet mode: the threaded stack (usrsctp_init) over UDP
+ * encapsulation on AF_INET/AF_INET6, the mode of multihoming and CMT.
+ * usrsctp owns the UDP sockets and runs its own timer and receive threads;
+ * they never call us (no upcall, no output callback). Progress reads the
+ * SCTP socket without blocking (sctp_assoc_drain) and sends happen on the
+ * caller's thread, exactly as in conn mode.
+ *
+ * Ports: usrsctp binds one UDP port for the whole process, and cannot say
+ * when that bind failed (it logs and carries on without UDP). So we pick a
+ * free port from the kernel, start usrsctp on it and check that one of our
+ * own sockets now holds it; if another process took it in between, stop
+ * usrsctp and try another. The SCTP port is bound to the same number: the
+ * UDP port is unique among the ranks sharing an IP address, so (address,
+ * SCTP port) names one rank (an SCTP port picked by usrsctp could repeat).
+ */
+#include "btl_sctp_stack.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+#include <usrsctp.h>
+
+/* Ports tried before giving up (each lost only to a racing process). */
+#define PORT_TRIES 8
+/* usrsctp sizes its UDP sockets at 128 KiB: too small for bulk data. */
+#define UDP_BUF (8u << 20)
+/* Links created by unknown peers' associations before we stop taking more. */
+#define MAX_STRANGERS 1024
+/* How long close waits for the peers to complete a graceful shutdown. */
+#define CLOSE_WAIT_MS 500
+/* How long the last close retries usrsctp_finish (associations being freed). */
+#define FINISH_WAIT_MS 3000
+/* Bytes the path MTU we give usrsctp stays under the interface MTU: the IP
+ * and UDP headers, and SCTP's common header (usrsctp adds it beyond
+ * spp_pathmtu). */
+#define V4_OVERHEAD (20 + 8 + 12)
+#define V6_OVERHEAD (40 + 8 + 12)
+/* usrsctp 0.9.5 hands a UDP packet to sendmsg as its mbuf chain and drops
+ * it silently ("mbuf chain couldn't be copied completely", shown with
+ * SCTP_INET_DEBUG set) beyond 32 mbufs. One-way bulk on loopback: path MTU
+ * 56000 worked, 60000 lost the association; both directions at once
+ * (test_sctp_inet both_start_at_once): 40000 lost the association, 4000
+ * and 9000 lost a few packets, 1400 none. */
+#define MAX_PMTU 1400
+
+static int inet_stacks;        /* open inet stacks; usrsctp runs while > 0 */
+static uint16_t udp_port;      /* usrsctp's UDP encapsulation port */
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000u, (long) (ms % 1000u) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static uint64_t now_ms(void)
+{
+    return esp_dgram_now_ns() / 1000000u;
+}
+
+/* ------------------------------------------------------ the UDP port */
+
+/* A port the kernel considers free for family right now, or 0. */
+static uint16_t free_udp_port(int family)
+{
+    int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+    if (fd < 0) {
+        return 0;
+    }
+    esp_sockaddr_t a;
+    unsigned char any[16] = {0};
+    esp_sockaddr_set(&a, family, any, 0);
+    socklen_t len = sizeof(a.u);
+    uint16_t port = 0;
+    if (bind(fd, &a.u.sa, a.len) == 0 && getsockname(fd, &a.u.sa, &len) == 0) {
+        port = ntohs(family == AF_INET ? a.u.in4.sin_port : a.u.in6.sin6_port);
+    }
+    close(fd);
+    return port;
+}
+
+static void raise_buffer(int fd, int force_opt, int opt)
+{
+    int v = (int) UDP_BUF;
+    if (setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof(v)) != 0) {
+        (void) setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v));   /* capped by [rw]mem_max */
+    }
+}
+
+/* Whether one of this process's sockets is a UDP socket of family bound
+ * to port (usrsctp's: nothing else here binds that port); if so, give it
+ * larger buffers. */
+static bool process_holds_udp_port(int family, uint16_t port)
+{
+    DIR *d = opendir("/proc/self/fd");
+    bool found = false;
+    if (d == NULL) {
+        return false;
+    }
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        char *end;
+        long fd = strtol(e->d_name, &end, 10);
+        int type = 0;
+        socklen_t tl = sizeof(type);
+        esp_sockaddr_t a;
+        socklen_t al = sizeof(a.u);
+        if (*end != '\0' || fd < 0 || fd == dirfd(d)
+            || getsockopt((int) fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_DGRAM
+            || getsockname((int) fd, &a.u.sa, &al) != 0 || a.u.sa.sa_family != family) {
+            continue;
+        }
+        uint16_t p = ntohs(family == AF_INET ? a.u.in4.sin_port : a.u.in6.sin6_port);
+        if (p == port) {
+            raise_buffer((int) fd, SO_RCVBUFFORCE, SO_RCVBUF);
+            raise_buffer((int) fd, SO_SNDBUFFORCE, SO_SNDBUF);
+            found = true;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* usrsctp's own messages (from its threads too): only with
+ * SCTP_INET_DEBUG set in the environment, on stderr. */
+static void on_usrsctp_message(const char *fmt, ...)
+{
+    static int enabled = -1;
+    if (enabled < 0) {
+        enabled = getenv("SCTP_INET_DEBUG") != NULL;
+    }
+    if (enabled) {
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+    }
+}
+
+/* Start usrsctp on a UDP port it really holds for every family we use. */
+static int start_usrsctp(bool need4, bool need6, char *err, size_t errlen)
+{
+    uint16_t port = 0;
+    for (int i = 0; i < PORT_TRIES; i++) {
+        port = free_udp_port(need4 ? AF_INET : AF_INET6);
+        if (port == 0) {
+            continue;
+        }
+        usrsctp_init(port, NULL, on_usrsctp_message);
+        if ((!need4 || process_holds_udp_port(AF_INET, port))
+            && (!need6 || process_holds_udp_port(AF_INET6, port))) {
+            udp_port = port;
+            usrsctp_sysctl_set_sctp_ecn_enable(0);
+            /* Copy chunks of up to ~100 KB into the packet's clusters
+             * instead of chaining their mbufs: fewer mbufs per packet. */
+            usrsctp_sysctl_set_sctp_mbuf_threshold_count(512);
+            return 0;
+        }
+        /* Another process took the port between our probe and usrsctp's
+         * bind: usrsctp runs without it. No socket yet, so it stops. */
+        usrsctp_finish();
+    }
+    snprintf(err, errlen, "usrsctp could not bind a UDP encapsulation port (%d tries, last %u); "
+             "are ephemeral UDP ports exhausted?", PORT_TRIES, port);
+    return -1;
+}
+
+uint16_t sctp_inet_udp_port(void)
+{
+    return udp_port;
+}
+
+/* ------------------------------------------------------------ links */
+
+/* The peer's address as sctp_link_t keeps it: IPv4-mapped IPv6 as IPv4. */
+static bool parse_peer(const struct sockaddr *sa, socklen_t len, esp_sockaddr_t *ip,
+                       uint16_t *sctp_port)
+{
+    if (sa->sa_family == AF_INET && len >= (socklen_t) sizeof(struct sockaddr_in)) {
+        struct sockaddr_in in;
+        memcpy(&in, sa, sizeof(in));
+        esp_sockaddr_set(ip, AF_INET, (const unsigned char *) &in.sin_addr, 0);
+        *sctp_port = ntohs(in.sin_port);
+        return true;
+    }
+    if (sa->sa_family == AF_INET6 && len >= (socklen_t) sizeof(struct sockaddr_in6)) {
+        struct sockaddr_in6 in6;
+        memcpy(&in6, sa, sizeof(in6));
+        const unsigned char *b = in6.sin6_addr.s6_addr;
+        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        if (memcmp(b, mapped, sizeof(mapped)) == 0) {
+            esp_sockaddr_set(ip, AF_INET, b + 12, 0);
+        } else {
+            esp_sockaddr_set(ip, AF_INET6, b, 0);
+        }
+        *sctp_port = ntohs(in6.sin6_port);
+        return true;
+    }
+    return false;
+}
+
+static bool same_host(const esp_sockaddr_t *a, const esp_sockaddr_t *b)
+{
+    if (a->u.sa.sa_family != b->u.sa.sa_family) {
+        return false;
+    }
+    return a->u.sa.sa_family == AF_INET
+               ? a->u.in4.sin_addr.s_addr == b->u.in4.sin_addr.s_addr
+               : memcmp(&a->u.in6.sin6_addr, &b->u.in6.sin6_addr, 16) == 0;
+}
+
+int sctp_inet_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
+                               bool create)
+{
+    esp_sockaddr_t ip;
+    uint16_t port;
+    if (!parse_peer(sa, len, &ip, &port)) {
+        return -1;
+    }
+    uint32_t c = st->last_rx_link;
+    if (c < st->num_links && st->links[c].sctp_port == port && same_host(&st->links[c].udp, &ip)) {
+        return (int) c;
+    }
+    /* Linear: fine for the peers of one job; a hash when it shows. */
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        if (st->links[i].sctp_port == port && same_host(&st->links[i].udp, &ip)) {
+            st->last_rx_link = i;
+            return (int) i;
+        }
+    }
+    if (!create || st->closing || st->strangers >= MAX_STRANGERS) {
+        st->stats.rx_unknown_src++;
+        return -1;
+    }
+    /* A peer we have not added made an association: a stranger until its
+     * identification. Our ranks' UDP and SCTP ports are equal. */
+    esp_sockaddr_t udp;
+    esp_sockaddr_set(&udp, ip.u.sa.sa_family,
+                     ip.u.sa.sa_family == AF_INET ? (const unsigned char *) &ip.u.in4.sin_addr
+                                                  : (const unsigned char *) &ip.u.in6.sin6_addr,
+                     port);
+    return sctp_stack_link(st, &udp, 0, port, true);
+}
+
+void sctp_inet_peer_sockaddr(const sctp_stack_t *st, uint32_t link, struct sockaddr_storage *ss,
+                             socklen_t *len)
+{
+    const sctp_link_t *l = &st->links[link];
+    memset(ss, 0, sizeof(*ss));
+    memcpy(ss, &l->udp.u, l->udp.len);
+    if (l->udp.u.sa.sa_family == AF_INET) {
+        ((struct sockaddr_in *) ss)->sin_port = htons(l->sctp_port);
+    } else {
+        ((struct sockaddr_in6 *) ss)->sin6_port = htons(l->sctp_port);
+    }
+    *len = l->udp.len;
+}
+
+void sctp_inet_prepare_send(sctp_stack_t *st, uint32_t link)
+{
+    /* A new association takes the endpoint's remote encapsulation port
+     * (SCTP_FUTURE_ASSOC) when the send creates it: set it to this peer's
+     * just before. The passive side learns the port from the INIT. */
+    const esp_sockaddr_t *u = &st->links[link].udp;
+    struct sctp_udpencaps enc;
+    memset(&enc, 0, sizeof(enc));
+    enc.sue_assoc_id = SCTP_FUTURE_ASSOC;
+    enc.sue_port = u->u.sa.sa_family == AF_INET ? u->u.in4.sin_port : u->u.in6.sin6_port;
+    if (usrsctp_setsockopt(st->so, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc))
+        != 0) {
+        st->stats.out_errors++;   /* the INIT goes out raw and is lost: counted */
+    }
+}
+
+/* ---------------------------------------------------------- set-up */
+
+/* Our local addresses with SCTP port port, for usrsctp_bindx. */
+static struct sockaddr *bind_addrs(const sctp_stack_config_t *c, uint16_t port, size_t *size)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->num_ifaces; i++) {
+        n += c->ifaces[i].family == AF_INET ? sizeof(struct sockaddr_in)
+                                            : sizeof(struct sockaddr_in6);
+    }
+    uint8_t *buf = calloc(1, n ? n : 1), *p = buf;
+    if (buf == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < c->num_ifaces; i++) {
+        esp_sockaddr_t a;
+        esp_sockaddr_set(&a, c->ifaces[i].family, c->ifaces[i].addr, port);
+        memcpy(p, &a.u, a.len);
+        p += a.len;
+    }
+    *size = n;
+    return (struct sockaddr *) buf;
+}
+
+/* Bind every selected address on port (0: usrsctp chooses); 0 or errno. */
+static int bind_all(sctp_stack_t *st, uint16_t port)
+{
+    size_t size = 0;
+    struct sockaddr *addrs = bind_addrs(&st->cfg, port, &size);
+    if (addrs == NULL) {
+        return ENOMEM;
+    }
+    int rc = usrsctp_bindx(st->so, addrs, (int) st->cfg.num_ifaces, SCTP_BINDX_ADD_ADDR) == 0
+                 ? 0 : errno;
+    free(addrs);
+    return rc;
+}
+
+/* The SCTP port the socket is bound to, or 0. */
+static uint16_t bound_port(sctp_stack_t *st)
+{
+    struct sockaddr *addrs = NULL;
+    uint16_t port = 0;
+    if (usrsctp_getladdrs(st->so, 0, &addrs) > 0 && addrs != NULL) {
+        port = ntohs(addrs[0].sa_family == AF_INET ? ((struct sockaddr_in *) addrs)->sin_port
+                                                   : ((struct sockaddr_in6 *) addrs)->sin6_port);
+    }
+    if (addrs != NULL) {
+        usrsctp_freeladdrs(addrs);
+    }
+    return port;
+}
+
+static void stop_usrsctp(void)
+{
+    uint64_t end = now_ms() + FINISH_WAIT_MS;
+    while (usrsctp_finish() != 0 && now_ms() < end) {
+        sleep_ms(10);   /* associations aborted at close are freed by the timer thread */
+    }
+    udp_port = 0;
+}
+
+int sctp_inet_open(sctp_stack_t *st, char *err, size_t errlen)
+{
+    const sctp_stack_config_t *c = &st->cfg;
+    bool need4 = false, need6 = false;
+    uint32_t pmtu = 65536;
+    for (size_t i = 0; i < c->num_ifaces; i++) {
+        const esp_if_t *ifa = &c->ifaces[i];
+        bool v4 = ifa->family == AF_INET;
+        need4 |= v4;
+        need6 |= !v4;
+        unsigned mtu = sctp_stack_addr_mtu(st, i);
+        unsigned over = v4 ? V4_OVERHEAD : V6_OVERHEAD;
+        mtu = mtu > over + 1200 ? mtu - over : 1200;
+        if (mtu < pmtu) {
+            pmtu = mtu;
+        }
+    }
+    if (c->num_ifaces == 0) {
+        snprintf(err, errlen, "no local address");
+        return -1;
+    }
+    if (pmtu > MAX_PMTU) {
+        pmtu = MAX_PMTU;
+    }
+    if (st->cfg.pmtu == 0 || st->cfg.pmtu > pmtu) {
+        st->cfg.pmtu = pmtu;
+    }
+    st->cfg.pmtu &= ~3u;
+    st->rxbuf_size = c->max_msg;
+    st->rxbuf = malloc(st->rxbuf_size);
+    if (st->rxbuf == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (inet_stacks == 0 && start_usrsctp(need4, need6, err, errlen) != 0) {
+        goto fail;
+    }
+    inet_stacks++;
+    /* usrsctp owns the packets here: btl_sctp_crc32c 1 leaves its own
+     * (software) CRC32c on, 0 switches it off (then every rank needs 0). */
+    if (!c->crc32c) {
+        usrsctp_enable_crc32c_offload();
+    }
+    st->so = usrsctp_socket(need6 ? AF_INET6 : AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP, NULL, NULL,
+                            0, NULL);
+    if (st->so == NULL) {
+        snprintf(err, errlen, "usrsctp_socket(%s, SOCK_SEQPACKET): %s",
+                 need6 ? "AF_INET6" : "AF_INET", strerror(errno));
+        goto fail_stack;
+    }
+    if (usrsctp_set_non_blocking(st->so, 1) != 0) {
+        snprintf(err, errlen, "usrsctp_set_non_blocking: %s", strerror(errno));
+        goto fail_stack;
+    }
+    if (sctp_stack_set_options(st, err, errlen) != 0) {
+        goto fail_stack;
+    }
+    /* Every selected address, so that a peer can reach us on each
+     * (multihoming); the SCTP port numbered as our UDP port, or any when a
+     * second stack of this process has it (tests). */
+    int rc = bind_all(st, udp_port);
+    if (rc == EADDRINUSE) {
+        rc = bind_all(st, 0);
+    }
+    st->cfg.sctp_port = rc == 0 ? bound_port(st) : 0;
+    if (rc != 0 || st->cfg.sctp_port == 0) {
+        snprintf(err, errlen, "usrsctp_bindx of %zu address(es): %s", c->num_ifaces,
+                 strerror(rc ? rc : EADDRNOTAVAIL));
+        goto fail_stack;
+    }
+    if (usrsctp_listen(st->so, 1) != 0) {
+        snprintf(err, errlen, "usrsctp_listen: %s", strerror(errno));
+        goto fail_stack;
+    }
+    return 0;
+
+fail_stack:
+    if (st->so != NULL) {
+        usrsctp_close(st->so);
+        st->so = NULL;
+    }
+    if (--inet_stacks == 0) {
+        stop_usrsctp();
+    }
+fail:
+    free(st->rxbuf);
+    st->rxbuf = NULL;
+    return -1;
+}
+
+/* ---------------------------------------------------------- input */
+
+int sctp_inet_poll(sctp_stack_t *st)
+{
+    uint64_t before = st->stats.rx_msgs;
+    sctp_assoc_drain(st);
+    int n = (int) (st->stats.rx_msgs - before);
+    if (n == 0) {
+        /* Nothing yet: what we wait for is work for usrsctp's threads,
+         * which compete with busy-polling ranks for the cores (8-byte
+         * half round trip on 2 cores, 2 ranks: ~300 us without, ~45 with). */
+        sched_yield();
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------- close */
+
+static bool any_association(const sctp_stack_t *st)
+{
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        if (st->links[i].assoc_id != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Read notifications only (the associations ending); data that still
+ * arrives is for a process that is finalizing, and dropped. */
+static void read_notifications(sctp_stack_t *st)
+{
+    for (;;) {
+        struct sockaddr_storage from;
+        socklen_t fromlen = sizeof(from);
+        struct sctp_rcvinfo rcv;
+        socklen_t infolen = sizeof(rcv);
+        unsigned infotype = 0;
+        int flags = 0;
+        ssize_t n = usrsctp_recvv(st->so, st->rxbuf, st->rxbuf_size, (struct sockaddr *) &from,
+                                  &fromlen, &rcv, &infolen, &infotype, &flags);
+        if (n < 0) {
+            return;
+        }
+        if (flags & MSG_NOTIFICATION) {
+            sctp_assoc_notification(st, flags, st->rxbuf, (size_t) n);
+        }
+    }
+}
+
+void sctp_inet_close(sctp_stack_t *st)
+{
+    st->closing = true;
+    if (st->so != NULL) {
+        /* Graceful first: queued data goes out, then SHUTDOWN; the peers
+         * (their stack threads answer even outside MPI) see a shutdown. */
+        for (uint32_t i = 0; i < st->num_links; i++) {
+            if (st->links[i].assoc_id != 0) {
+                struct sctp_sndinfo info = {.snd_flags = SCTP_EOF,
+                                            .snd_assoc_id = st->links[i].assoc_id};
+                (void) usrsctp_sendv(st->so, NULL, 0, NULL, 0, &info, sizeof(info),
+                                     SCTP_SENDV_SNDINFO, 0);
+            }
+        }
+        uint64_t end = now_ms() + CLOSE_WAIT_MS;
+        read_notifications(st);
+        while (any_association(st) && now_ms() < end) {
+            sleep_ms(1);
+            read_notifications(st);
+        }
+        /* What is left (a peer that died, or never answered) is aborted:
+         * close must not wait for its retransmissions to give up. */
+        struct linger lg = {1, 0};
+        (void) usrsctp_setsockopt(st->so, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        usrsctp_close(st->so);
+        st->so = NULL;
+        if (--inet_stacks == 0) {
+            stop_usrsctp();
+        }
+    }
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        sctp_assoc_link_fini(&st->links[i]);
+    }
+    free(st->links);
+    st->links = NULL;
+    st->num_links = st->cap_links = 0;
+    free(st->rxbuf);
+    st->rxbuf = NULL;
+}
