@@ -22,6 +22,9 @@
 #include "btl_sctp_streams.h"
 
 struct socket;   /* usrsctp */
+struct sctp_o2o;        /* btl_sctp_one2one.h: one-to-one style's sockets */
+struct sctp_o2o_sock;
+struct sctp_sndinfo;
 
 /* What the layer above (the BTL, or a test) is told. */
 typedef struct sctp_stack_ops {
@@ -51,6 +54,7 @@ typedef struct sctp_stack_config {
     uint64_t job_key;
     bool crc32c_offload;         /* skip usrsctp's CRC32c (loopback only) */
     bool stream_map;             /* spread ob1's fragments over streams (btl_sctp_streams.h) */
+    bool one_to_one;             /* a socket per peer (btl_sctp_one2one.c), not one for all */
 } sctp_stack_config_t;
 
 typedef struct sctp_stack_stats {
@@ -93,6 +97,9 @@ typedef struct sctp_link {
     /* streams (btl_sctp_assoc.c, btl_sctp_streams.h) */
     uint16_t out_streams;         /* negotiated outbound streams; 0: not known yet (stream 0) */
     uint8_t *ident_sids;          /* bitmap: identification sent on stream i (i > 0) */
+    /* one-to-one style (btl_sctp_one2one.c) */
+    struct sctp_o2o_sock *o2o;    /* the socket of the association in use; NULL: none yet */
+    bool o2o_await;               /* the peer closed ours for its own: wait for it */
 } sctp_link_t;
 
 typedef struct sctp_stack {
@@ -102,7 +109,8 @@ typedef struct sctp_stack {
     void *ctx;
     esp_dgram_sock_t *socks;
     size_t num_socks;
-    struct socket *so;            /* the one-to-many SCTP socket */
+    struct socket *so;            /* the one-to-many SCTP socket (one-to-one: the listener) */
+    struct sctp_o2o *o2o;         /* one-to-one style: the per-peer sockets */
     sctp_link_t *links;
     uint32_t num_links, cap_links;
     uint32_t last_rx_link;        /* cache: datagrams come in runs from one peer */
@@ -168,6 +176,30 @@ void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why);
 
 /* Free per-link receive state. */
 void sctp_assoc_link_fini(sctp_link_t *l);
+
+/* Send our identification on stream 0 of a link's association unless
+ * already sent (one-to-one: confirms an association we adopted). */
+int sctp_assoc_ident(sctp_stack_t *st, uint32_t link);
+
+/* Set the socket options of the configuration on a usrsctp socket. */
+int sctp_stack_set_options(sctp_stack_t *st, struct socket *so, char *err, size_t errlen);
+
+/* ---- btl_sctp_one2one.c: the one-to-one style's hooks ---- */
+
+int sctp_o2o_init(sctp_stack_t *st, char *err, size_t errlen);
+/* usrsctp_sendv on the link's own socket (made here on first use);
+ * -1 with errno EAGAIN until its association is up and ours to use. */
+long sctp_o2o_sendv(sctp_stack_t *st, uint32_t link, const void *data, size_t len,
+                    struct sctp_sndinfo *info);
+/* Accept new associations and read the sockets marked readable. */
+void sctp_o2o_drain(sctp_stack_t *st);
+/* Abort the link's association (the rest it queued is dropped). */
+void sctp_o2o_abort(sctp_stack_t *st, sctp_link_t *l);
+/* Close: shut every association down gracefully; sctp_o2o_live counts
+ * those not gone yet; sctp_o2o_fini closes what remains and frees. */
+void sctp_o2o_shutdown(sctp_stack_t *st);
+size_t sctp_o2o_live(const sctp_stack_t *st);
+void sctp_o2o_fini(sctp_stack_t *st);
 
 /* The AF_CONN address of a link, and back (NULL / -1 if not ours). */
 void *sctp_stack_conn_addr(const sctp_stack_t *st, uint32_t link);
