@@ -165,7 +165,13 @@ static void shut(sctp_o2o_sock_t *s)
     if (s->state == SCTP_O2O_DEAD || s->state == SCTP_O2O_SHUTTING) {
         return;
     }
-    if (s->state == SCTP_O2O_CONNECTING || usrsctp_shutdown(s->so, SHUT_WR) != 0) {
+    if (s->state == SCTP_O2O_CONNECTING) {
+        /* Not while connecting: an ABORT in COOKIE_WAIT was seen to take
+         * the peer's other association with it. Shut down once up. */
+        s->shut_on_up = true;
+        return;
+    }
+    if (usrsctp_shutdown(s->so, SHUT_WR) != 0) {
         s->state = SCTP_O2O_DEAD;   /* nothing to shut down gracefully */
         s->abort = true;
         return;
@@ -253,8 +259,15 @@ long sctp_o2o_sendv(sctp_stack_t *st, uint32_t link, const void *data, size_t le
         errno = EAGAIN;
         return -1;
     }
-    return (long) usrsctp_sendv(s->so, data, len, NULL, 0, info, sizeof(*info),
+    long r = (long) usrsctp_sendv(s->so, data, len, NULL, 0, info, sizeof(*info),
                                 SCTP_SENDV_SNDINFO, 0);
+    if (r < 0 && (errno == ECONNRESET || errno == EPIPE || errno == ENOTCONN)) {
+        /* The association is going: its notification, read next, says
+         * whether that ends the job (a loss) or not (an election). */
+        mark_ready(s);
+        errno = EAGAIN;
+    }
+    return r;
 }
 
 void sctp_o2o_abort(sctp_stack_t *st, sctp_link_t *l)
@@ -328,6 +341,9 @@ static void sock_notification(sctp_stack_t *st, sctp_o2o_sock_t *s, int flags, c
         case SCTP_COMM_UP:
             if (s->state == SCTP_O2O_CONNECTING) {
                 s->state = SCTP_O2O_UP;
+                if (s->shut_on_up) {
+                    shut(s);
+                }
             }
             if (active) {
                 forward_assoc_change(st, s, SCTP_COMM_UP, nt.sn_assoc_change.sac_outbound_streams);

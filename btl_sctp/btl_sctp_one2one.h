@@ -31,6 +31,7 @@ typedef struct sctp_o2o_sock {
     bool outbound;         /* we connected it */
     bool ready;            /* on the ready list */
     bool abort;            /* close with ABORT, not SHUTDOWN */
+    bool shut_on_up;       /* lost an election while connecting */
     uint64_t shut_ns;      /* when it started shutting down */
 } sctp_o2o_sock_t;
 

@@ -29,6 +29,9 @@
 
 static sctp_stack_t *stacks[SCTP_MAX_STACKS];
 static int stacks_open;
+/* usrsctp's clock is the process's: every stack advances it from here, or
+ * with two stacks it would run twice as fast. */
+static uint64_t last_tick_ms;
 
 /* ------------------------------------------------------ AF_CONN addresses */
 
@@ -284,7 +287,9 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
     }
     stacks[st->instance] = st;
     stacks_open++;
-    st->last_tick_ms = esp_dgram_now_ns() / 1000000u;
+    if (stacks_open == 1) {
+        last_tick_ms = esp_dgram_now_ns() / 1000000u;
+    }
 
     /* One-to-one: this socket only listens; each association gets its own. */
     st->so = usrsctp_socket(AF_CONN, cfg->one_to_one ? SOCK_STREAM : SOCK_SEQPACKET, IPPROTO_SCTP,
@@ -339,9 +344,10 @@ uint16_t sctp_stack_udp_port(const sctp_stack_t *st, size_t i)
 
 static void advance_timers(sctp_stack_t *st, uint64_t now_ms)
 {
-    if (now_ms > st->last_tick_ms) {
-        usrsctp_handle_timers((uint32_t) (now_ms - st->last_tick_ms));
-        st->last_tick_ms = now_ms;
+    (void) st;
+    if (now_ms > last_tick_ms) {
+        usrsctp_handle_timers((uint32_t) (now_ms - last_tick_ms));
+        last_tick_ms = now_ms;
     }
 }
 

@@ -115,7 +115,6 @@ typedef struct sctp_stack {
     uint32_t num_links, cap_links;
     uint32_t last_rx_link;        /* cache: datagrams come in runs from one peer */
     uint32_t strangers;
-    uint64_t last_tick_ms;
     uint8_t *rxbuf;               /* usrsctp_recvv target */
     size_t rxbuf_size;
     bool draining;                /* no nested receive loop from a delivery */
