@@ -10,6 +10,7 @@
 #include "btl_sctp.h"
 #include "btl_sctp_endpoint.h"
 #include "btl_sctp_frag.h"
+#include "btl_sctp_one2one.h"
 
 #include <errno.h>
 #include <string.h>
@@ -338,11 +339,30 @@ static void report_streams(mca_btl_sctp_module_t *m)
                 (unsigned long long) s->ident_extra);
 }
 
+/* One-to-one: what this module (interface) carried, and its sockets. */
+static void report_one_to_one(mca_btl_sctp_module_t *m)
+{
+    const sctp_o2o_t *o = m->stack.o2o;
+    if (mca_btl_sctp_component.verbose < 1 || o == NULL) {
+        return;
+    }
+    opal_output(0, "btl sctp module rank %u interface %s: tx_msgs=%llu tx_bytes=%llu rx_msgs=%llu "
+                "rx_bytes=%llu connects=%llu accepts=%llu elections=%llu dropped=%llu "
+                "upcalls=%llu", (unsigned) OPAL_PROC_MY_NAME.vpid, m->ifaces[0].name,
+                (unsigned long long) m->stack.stats.tx_msgs,
+                (unsigned long long) m->stack.stats.tx_bytes,
+                (unsigned long long) m->stack.stats.rx_msgs,
+                (unsigned long long) m->stack.stats.rx_bytes, (unsigned long long) o->stats.connects,
+                (unsigned long long) o->stats.accepts, (unsigned long long) o->stats.elections,
+                (unsigned long long) o->stats.dropped, (unsigned long long) o->stats.upcalls);
+}
+
 static int sctp_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
     sctp_stats_report(m);
     report_streams(m);
+    report_one_to_one(m);
     if (m->stack_open) {
         sctp_stack_close(&m->stack);
         m->stack_open = false;
