@@ -460,6 +460,10 @@ static void accept_all(sctp_stack_t *st)
             continue;
         }
         o->stats.accepts++;
+        /* Not all of the listener's settings reach the accepted socket
+         * (its latency showed Nagle's wait): set them again. */
+        char err[256];
+        (void) sctp_stack_set_options(st, so, err, sizeof(err));
         adopt_or_refuse(st, s);
     }
 }
