@@ -306,10 +306,13 @@ static void sock_gone(sctp_stack_t *st, sctp_o2o_sock_t *s, uint16_t how)
     }
     sctp_link_t *l = &st->links[s->link];
     if (l->o2o == s) {
-        if (how == SCTP_SHUTDOWN_COMP && unconfirmed(st, l, s)) {
-            /* The peer shut ours down: it made its own, which wins. */
+        if (how != SCTP_CANT_STR_ASSOC && unconfirmed(st, l, s)) {
+            /* The lower peer ended our unconfirmed connection: it made its
+             * own, which wins; wait for it. Lost rather than shut down
+             * (seen under ASan's slowness): connect again, and a peer
+             * that is really gone fails that connect, ending the job. */
             l->o2o = NULL;
-            l->o2o_await = true;
+            l->o2o_await = how == SCTP_SHUTDOWN_COMP;
             l->assoc_id = 0;
             l->ident_tx = false;
         } else {
