@@ -416,7 +416,9 @@ static void read_sock(sctp_stack_t *st, sctp_o2o_sock_t *s)
             /* An association the peer made and identified: answer with
              * ours, which confirms it to a higher peer waiting for it
              * (strangers hear nothing from us before that). */
-            (void) sctp_assoc_ident(st, s->link);
+            if (sctp_assoc_ident(st, s->link) != 0) {
+                st->o2o->ident_owed = true;   /* the peer waits: retry from the drain */
+            }
         }
     }
 }
@@ -487,6 +489,16 @@ void sctp_o2o_drain(sctp_stack_t *st)
         s->ready = false;   /* an upcall while reading puts it back */
         s->next_ready = NULL;
         read_sock(st, s);
+    }
+    if (o->ident_owed) {
+        o->ident_owed = false;
+        for (size_t i = 0; i < o->num_socks; i++) {
+            sctp_link_t *l = &st->links[o->socks[i]->link];
+            if (l->o2o == o->socks[i] && l->ident_rx && !l->ident_tx
+                && sctp_assoc_ident(st, o->socks[i]->link) != 0) {
+                o->ident_owed = true;
+            }
+        }
     }
     sweep(st);
     st->draining = false;

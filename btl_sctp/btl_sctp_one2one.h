@@ -48,6 +48,7 @@ typedef struct sctp_o2o {
     size_t num_socks, cap_socks;
     sctp_o2o_sock_t *ready;   /* readable sockets, newest first */
     bool listen_ready;        /* the listener may have associations to accept */
+    bool ident_owed;          /* an identification that confirms an association failed to go */
     uint32_t next_id;
     sctp_o2o_stats_t stats;
 } sctp_o2o_t;
