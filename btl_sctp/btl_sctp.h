@@ -19,6 +19,7 @@
 #include "esp_btl_base.h"
 #include "esp_ifsel.h"
 #include "esp_mca.h"
+#include "esp_modex.h"
 
 /* How usrsctp is driven (btl_sctp_mode). */
 enum mca_btl_sctp_mode {
@@ -72,7 +73,10 @@ typedef struct mca_btl_sctp_component {
     int verbose;                 /* 1: counters of each process at finalize */
     esp_mca_faults_t faults;     /* test-only fault layer (btl_sctp_fault_*) */
 
-    mca_btl_sctp_module_t *module;  /* one-to-many: the one module */
+    mca_btl_sctp_module_t *module;  /* the first module (MPI_T counters read it) */
+    /* one-to-many: the one module; one-to-one: one per local address */
+    mca_btl_sctp_module_t *modules[ESP_MODEX_MAX_ADDRS];
+    size_t num_modules;
 } mca_btl_sctp_component_t;
 
 OPAL_MODULE_DECLSPEC extern mca_btl_sctp_component_t mca_btl_sctp_component;
@@ -80,7 +84,10 @@ OPAL_MODULE_DECLSPEC extern mca_btl_sctp_component_t mca_btl_sctp_component;
 /* Template every module starts from; holds the btl_sctp_* base parameters. */
 extern mca_btl_sctp_module_t mca_btl_sctp_module_template;
 
-int mca_btl_sctp_module_init(mca_btl_sctp_module_t *module, esp_if_t *ifaces, size_t count);
+int mca_btl_sctp_module_init(mca_btl_sctp_module_t *module, esp_if_t *ifaces, size_t count,
+                             uint16_t sctp_port);
+/* Publish every module's addresses in one modex record. */
+int mca_btl_sctp_modex_send(void);
 int mca_btl_sctp_progress(void);
 
 /* Under btl_sctp_verbose >= 1, print the module's counters, usrsctp's and

@@ -38,8 +38,10 @@ static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *d
         .snd_ppid = htonl(SCTP_WIRE_PPID),
     };
     (void) tolen;   /* usrsctp_sendv takes an address count, not a length */
-    ssize_t n = usrsctp_sendv(st->so, data, len, (struct sockaddr *) &to, 1, &info, sizeof(info),
-                              SCTP_SENDV_SNDINFO, 0);
+    /* One-to-one: on the link's own socket, no destination. */
+    ssize_t n = st->cfg.one_to_one ? sctp_o2o_sendv(st, link, data, len, &info)
+                                   : usrsctp_sendv(st->so, data, len, (struct sockaddr *) &to, 1,
+                                                   &info, sizeof(info), SCTP_SENDV_SNDINFO, 0);
     if (n < 0) {
         int e = errno;
         if (e == EWOULDBLOCK || e == EAGAIN) {
@@ -51,7 +53,7 @@ static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *d
     if ((size_t) n != len) {
         return -EIO;   /* never for SOCK_SEQPACKET without explicit EOR */
     }
-    if (l->assoc_id == 0) {
+    if (l->assoc_id == 0 && !st->cfg.one_to_one) {
         /* The association the first send made: for notifications about it. */
         l->assoc_id = (uint32_t) usrsctp_getassocid(st->so, (struct sockaddr *) &to);
     }
@@ -89,6 +91,17 @@ static int send_ident(sctp_stack_t *st, uint32_t link, uint16_t sid)
     uint64_t k = st->cfg.job_key;
     id.job_key = ((uint64_t) htonl((uint32_t) k) << 32) | htonl((uint32_t) (k >> 32));
     return send_one(st, link, sid, &id, sizeof(id));
+}
+
+int sctp_assoc_ident(sctp_stack_t *st, uint32_t link)
+{
+    sctp_link_t *l = &st->links[link];
+    if (l->ident_tx) {
+        return 0;
+    }
+    int rc = send_ident(st, link, 0);
+    l->ident_tx = rc == 0;
+    return rc;
 }
 
 uint16_t sctp_assoc_stream(sctp_stack_t *st, uint32_t link, uint8_t tag, const void *ob1,
@@ -172,7 +185,9 @@ void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why)
     (void) why;
     st->stats.assoc_rejected++;
     l->aborted_id = l->assoc_id;
-    if (l->assoc_id != 0 && st->so != NULL) {
+    if (st->cfg.one_to_one) {
+        sctp_o2o_abort(st, l);
+    } else if (l->assoc_id != 0 && st->so != NULL) {
         struct sctp_sndinfo info = {.snd_flags = SCTP_ABORT, .snd_assoc_id = l->assoc_id};
         (void) usrsctp_sendv(st->so, NULL, 0, NULL, 0, &info, sizeof(info), SCTP_SENDV_SNDINFO, 0);
     }
@@ -201,8 +216,8 @@ static sctp_link_t *link_by_assoc(sctp_stack_t *st, uint32_t assoc_id, uint32_t 
             return &st->links[i];
         }
     }
-    if (st->so == NULL) {
-        return NULL;
+    if (st->so == NULL || st->cfg.one_to_one) {
+        return NULL;   /* one-to-one: every socket's association is named when made */
     }
     /* An association the peer made: one of its addresses names the link
      * (a multihomed peer has several; packed, each as long as its family

@@ -1,7 +1,8 @@
 /*
  * btl sctp component: MCA parameters, open/close, init.
- * Built so far: style one-to-many (one module for all peers) in mode conn
- * and mode inet. Other combinations claim no peers, with a message saying so.
+ * Built so far: mode conn with style one-to-many (one module for all peers)
+ * or one-to-one (one module per local interface), and mode inet with style
+ * one-to-many. Other combinations claim no peers, with a message saying so.
  */
 #include "btl_sctp.h"
 
@@ -11,6 +12,7 @@
 #include "esp_params.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const sctp_mode_names[] = {"conn", "inet", NULL};
 static const char *const sctp_style_names[] = {"one-to-one", "one-to-many", NULL};
@@ -205,6 +207,28 @@ static bool sctp_params_valid(void)
     return true;
 }
 
+/* Put the selected addresses of one interface next to each other (in the
+ * order interfaces first appear); returns how many interfaces there are
+ * and the number of addresses of each in per_if. */
+static size_t group_by_interface(esp_if_t *ifs, size_t n, size_t *per_if)
+{
+    size_t groups = 0, done = 0;
+    while (done < n) {
+        unsigned idx = ifs[done].ifindex;
+        size_t k = done + 1;
+        for (size_t j = done + 1; j < n; j++) {
+            if (ifs[j].ifindex == idx) {
+                esp_if_t t = ifs[j];
+                memmove(&ifs[k + 1], &ifs[k], (j - k) * sizeof(*ifs));
+                ifs[k++] = t;
+            }
+        }
+        per_if[groups++] = k - done;
+        done = k;
+    }
+    return groups;
+}
+
 static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_progress_threads,
                                                    bool enable_mpi_threads)
 {
@@ -218,39 +242,76 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
     if (esp_mca_ifaces_select("sctp", &mca_btl_sctp_component.ifaces) != 0) {
         return NULL;
     }
-    if (mca_btl_sctp_component.style != SCTP_STYLE_ONE_TO_MANY) {
-        ESP_VERBOSE(1, "btl sctp: mode %s with style %s is not built yet (only style "
-                    "one-to-many, in mode conn or inet), so sctp claims no peers",
-                    sctp_mode_names[mca_btl_sctp_component.mode],
-                    sctp_style_names[mca_btl_sctp_component.style]);
+    mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+    if (c->mode == SCTP_MODE_INET && c->style == SCTP_STYLE_ONE_TO_ONE) {
+        ESP_VERBOSE(1, "btl sctp: mode inet with style one-to-one is not built yet (mode conn "
+                    "takes either style, mode inet one-to-many), so sctp claims no peers; set "
+                    "btl_sctp_mode conn or btl_sctp_style one-to-many");
         return NULL;
     }
-    mca_btl_sctp_module_t *m = calloc(1, sizeof(*m));
-    mca_btl_base_module_t **btls = malloc(sizeof(*btls));
-    if (m == NULL || btls == NULL) {
-        free(m);
-        free(btls);
+    /* one-to-many: one module over every address; one-to-one: one module
+     * per interface (over that interface's addresses: lo's 127.0.0.1 and
+     * ::1 are one wire), each its own stack, SCTP port btl_sctp_port + its
+     * index (the process's usrsctp holds all their listeners). */
+    bool per_if = c->style == SCTP_STYLE_ONE_TO_ONE;
+    size_t addrs_of[ESP_MODEX_MAX_ADDRS];
+    if (c->ifaces.count > ESP_MODEX_MAX_ADDRS) {
+        c->ifaces.count = ESP_MODEX_MAX_ADDRS;   /* the modex record holds no more */
+    }
+    size_t nmod = per_if ? group_by_interface(c->ifaces.selected, c->ifaces.count, addrs_of) : 1;
+    if (!per_if) {
+        addrs_of[0] = c->ifaces.count;
+    }
+    if (per_if && (size_t) c->port + nmod - 1 > 65535) {
+        ESP_ERROR("btl sctp: style one-to-one uses SCTP ports btl_sctp_port .. btl_sctp_port + "
+                  "%zu (one per address): lower btl_sctp_port (now %d)", nmod - 1, c->port);
         return NULL;
     }
-    if (mca_btl_sctp_module_init(m, mca_btl_sctp_component.ifaces.selected,
-                                 mca_btl_sctp_component.ifaces.count) != OPAL_SUCCESS) {
-        if (m->stack_open) {
-            sctp_stack_close(&m->stack);
+    mca_btl_base_module_t **btls = calloc(nmod, sizeof(*btls));
+    if (btls == NULL) {
+        return NULL;
+    }
+    c->num_modules = 0;
+    for (size_t k = 0, first = 0; k < nmod; first += addrs_of[k++]) {
+        mca_btl_sctp_module_t *m = calloc(1, sizeof(*m));
+        if (m == NULL
+            || mca_btl_sctp_module_init(m, &c->ifaces.selected[first], addrs_of[k],
+                                        (uint16_t) (c->port + (int) k)) != OPAL_SUCCESS) {
+            if (m != NULL && m->stack_open) {
+                sctp_stack_close(&m->stack);
+            }
+            free(m);
+            for (size_t j = 0; j < c->num_modules; j++) {
+                sctp_stack_close(&c->modules[j]->stack);
+                free(c->modules[j]);
+            }
+            c->num_modules = 0;
+            free(btls);
+            return NULL;
         }
-        free(m);
+        /* The fault layer under usrsctp: no datagram has arrived yet (the
+         * associations start at the first send, after add_procs). */
+        for (size_t i = 0; i < m->stack.num_socks; i++) {
+            esp_dgram_sock_t *s = &m->stack.socks[i];
+            s->fault = esp_mca_faults_create(&c->faults, ESP_MODEX_MAX_ADDRS,
+                                             (unsigned) (first + i), s->rx_buf_size);
+        }
+        c->modules[c->num_modules++] = m;
+        btls[k] = &m->base.super;
+    }
+    int rc = mca_btl_sctp_modex_send();
+    if (rc != OPAL_SUCCESS) {
+        ESP_ERROR("btl sctp: publishing our addresses failed (%d)", rc);
+        for (size_t j = 0; j < c->num_modules; j++) {
+            sctp_stack_close(&c->modules[j]->stack);
+            free(c->modules[j]);
+        }
+        c->num_modules = 0;
         free(btls);
         return NULL;
     }
-    /* The fault layer under usrsctp: no datagram has arrived yet (the
-     * associations start at the first send, after add_procs). */
-    for (size_t i = 0; i < m->stack.num_socks; i++) {
-        esp_dgram_sock_t *s = &m->stack.socks[i];
-        s->fault = esp_mca_faults_create(&mca_btl_sctp_component.faults, ESP_MODEX_MAX_ADDRS,
-                                         (unsigned) i, s->rx_buf_size);
-    }
-    mca_btl_sctp_component.module = m;
+    c->module = c->modules[0];
     sctp_stats_register_pvars();
-    btls[0] = &m->base.super;
-    *num_btls = 1;
+    *num_btls = (int) nmod;
     return btls;
 }

@@ -395,7 +395,7 @@ int sctp_inet_open(sctp_stack_t *st, char *err, size_t errlen)
         snprintf(err, errlen, "usrsctp_set_non_blocking: %s", strerror(errno));
         goto fail_stack;
     }
-    if (sctp_stack_set_options(st, err, errlen) != 0) {
+    if (sctp_stack_set_options(st, st->so, err, errlen) != 0) {
         goto fail_stack;
     }
     /* Every selected address, so that a peer can reach us on each

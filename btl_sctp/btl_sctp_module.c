@@ -1,6 +1,7 @@
 /*
- * btl sctp module (conn mode, one-to-many): one module and one SCTP socket
- * for all peers. The functions ob1 calls (add_procs, alloc, free,
+ * btl sctp module (conn mode): one-to-many, one module and one SCTP socket
+ * for all peers; one-to-one, a module per local address, each with its own
+ * stack and a socket per peer (btl_sctp_one2one.c), which the BML stripes. The functions ob1 calls (add_procs, alloc, free,
  * prepare_src, send, sendi, finalize), the transport's callbacks into ob1
  * (deliver, peer lost, a peer that introduced itself), and progress.
  * usrsctp_sendv copies, so every send completes at once unless the socket's
@@ -9,6 +10,7 @@
 #include "btl_sctp.h"
 #include "btl_sctp_endpoint.h"
 #include "btl_sctp_frag.h"
+#include "btl_sctp_one2one.h"
 
 #include <errno.h>
 #include <string.h>
@@ -133,29 +135,38 @@ static uint64_t random64(void)
     return v;
 }
 
-static int modex_send(mca_btl_sctp_module_t *m)
+int mca_btl_sctp_modex_send(void)
 {
     esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS];
     size_t n = 0;
-    for (size_t i = 0; i < sctp_stack_num_addrs(&m->stack) && n < ESP_MODEX_MAX_ADDRS; i++, n++) {
-        const esp_if_t *ifa = &m->ifaces[i];
-        memset(&addrs[n], 0, sizeof(addrs[n]));
-        addrs[n].family = ifa->family == AF_INET ? 4 : 6;
-        addrs[n].prefixlen = (uint8_t) ifa->prefixlen;
-        addrs[n].mtu = sctp_stack_addr_mtu(&m->stack, i);
-        addrs[n].net_id = (uint16_t) i;
-        addrs[n].port = sctp_stack_udp_port(&m->stack, i);   /* where datagrams go */
-        addrs[n].port2 = m->stack.cfg.sctp_port;              /* the SCTP port inside */
-        memcpy(addrs[n].addr, ifa->addr, sizeof(addrs[n].addr));
+    mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+    for (size_t k = 0; k < c->num_modules; k++) {
+        const mca_btl_sctp_module_t *m = c->modules[k];
+        for (size_t i = 0; i < sctp_stack_num_addrs(&m->stack) && n < ESP_MODEX_MAX_ADDRS; i++, n++) {
+            const esp_if_t *ifa = &m->ifaces[i];
+            memset(&addrs[n], 0, sizeof(addrs[n]));
+            addrs[n].family = ifa->family == AF_INET ? 4 : 6;
+            addrs[n].prefixlen = (uint8_t) ifa->prefixlen;
+            addrs[n].mtu = sctp_stack_addr_mtu(&m->stack, i);
+            addrs[n].net_id = (uint16_t) n;
+            addrs[n].port = sctp_stack_udp_port(&m->stack, i);   /* where datagrams go */
+            addrs[n].port2 = m->stack.cfg.sctp_port;              /* the SCTP port inside */
+            memcpy(addrs[n].addr, ifa->addr, sizeof(addrs[n].addr));
+        }
+    }
+    if (c->num_modules == 0) {
+        return OPAL_ERR_NOT_AVAILABLE;
     }
     uint8_t buf[256 + ESP_MODEX_MAX_ADDRS * sizeof(esp_modex_wire_addr_t)];
-    size_t len = esp_modex_encode(ESP_MODEX_KIND_SCTP, m->epoch, addrs, n, buf, sizeof(buf));
+    size_t len = esp_modex_encode(ESP_MODEX_KIND_SCTP, c->modules[0]->epoch, addrs, n, buf,
+                                  sizeof(buf));
     int rc;
     OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_sctp_component.super.btl_version, buf, len);
     return rc;
 }
 
-int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t count)
+int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t count,
+                             uint16_t sctp_port)
 {
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
     *m = mca_btl_sctp_module_template;
@@ -181,7 +192,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
     sctp_stack_config_t cfg = {
         .ifaces = ifaces,
         .num_ifaces = count,
-        .sctp_port = (uint16_t) c->port,
+        .sctp_port = sctp_port,
         .udp_rcvbuf = UDP_RCVBUF,
         .udp_sndbuf = UDP_SNDBUF,
         .so_rcvbuf = (size_t) c->rcvbuf,
@@ -204,6 +215,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
         /* Only inet mode's stack threads answer heartbeats while the
          * process computes outside MPI. */
         .heartbeat_ms = c->mode == SCTP_MODE_INET ? (uint32_t) c->heartbeat_ms : 0,
+        .one_to_one = c->style == SCTP_STYLE_ONE_TO_ONE,
     };
     static const sctp_stack_ops_t ops = {on_deliver, on_peer_failed, on_identify};
     char err[512];
@@ -212,14 +224,10 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
         return OPAL_ERR_UNREACH;
     }
     m->stack_open = true;
-    int rc = modex_send(m);
-    if (rc != OPAL_SUCCESS) {
-        ESP_ERROR("btl sctp: publishing our addresses failed (%d)", rc);
-        return rc;
-    }
-    ESP_VERBOSE(1, "btl sctp: %s mode, one-to-many, %zu address(es), UDP port %u, SCTP port %u, "
+    ESP_VERBOSE(1, "btl sctp: %s mode, %s, %zu address(es), UDP port %u, SCTP port %u, "
                 "path MTU %u, RTO %d/%d/%d ms, heartbeat %u ms, CRC32c %s",
-                c->mode == SCTP_MODE_INET ? "inet" : "conn", sctp_stack_num_addrs(&m->stack),
+                c->mode == SCTP_MODE_INET ? "inet" : "conn",
+                cfg.one_to_one ? "one-to-one" : "one-to-many", sctp_stack_num_addrs(&m->stack),
                 sctp_stack_udp_port(&m->stack, 0), m->stack.cfg.sctp_port, m->stack.cfg.pmtu,
                 c->rto_min_ms, c->rto_init_ms, c->rto_max_ms, m->stack.cfg.heartbeat_ms,
                 c->crc32c ? "on" : "off");
@@ -326,11 +334,30 @@ static void report_streams(mca_btl_sctp_module_t *m)
                 (unsigned long long) s->ident_extra);
 }
 
+/* One-to-one: what this module (interface) carried, and its sockets. */
+static void report_one_to_one(mca_btl_sctp_module_t *m)
+{
+    const sctp_o2o_t *o = m->stack.o2o;
+    if (mca_btl_sctp_component.verbose < 1 || o == NULL) {
+        return;
+    }
+    opal_output(0, "btl sctp module rank %u interface %s: tx_msgs=%llu tx_bytes=%llu rx_msgs=%llu "
+                "rx_bytes=%llu connects=%llu accepts=%llu elections=%llu dropped=%llu "
+                "upcalls=%llu", (unsigned) OPAL_PROC_MY_NAME.vpid, m->ifaces[0].name,
+                (unsigned long long) m->stack.stats.tx_msgs,
+                (unsigned long long) m->stack.stats.tx_bytes,
+                (unsigned long long) m->stack.stats.rx_msgs,
+                (unsigned long long) m->stack.stats.rx_bytes, (unsigned long long) o->stats.connects,
+                (unsigned long long) o->stats.accepts, (unsigned long long) o->stats.elections,
+                (unsigned long long) o->stats.dropped, (unsigned long long) o->stats.upcalls);
+}
+
 static int sctp_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
     sctp_stats_report(m);
     report_streams(m);
+    report_one_to_one(m);
     if (m->stack_open) {
         sctp_stack_close(&m->stack);
         m->stack_open = false;
@@ -354,7 +381,14 @@ static int sctp_finalize(struct mca_btl_base_module_t *btl)
     OBJ_DESTRUCT(&m->frags_max);
     free(m->scratch);
     esp_btl_module_finalize(btl);
-    mca_btl_sctp_component.module = NULL;
+    mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+    for (size_t i = 0; i < c->num_modules; i++) {
+        if (c->modules[i] == m) {
+            c->modules[i] = c->modules[--c->num_modules];
+            break;
+        }
+    }
+    c->module = c->num_modules > 0 ? c->modules[0] : NULL;
     free(m);
     return OPAL_SUCCESS;
 }
@@ -589,13 +623,17 @@ static int sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
 
 int mca_btl_sctp_progress(void)
 {
-    mca_btl_sctp_module_t *m = mca_btl_sctp_component.module;
-    if (m == NULL || !m->stack_open) {
-        return 0;
+    mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+    int n = 0;
+    for (size_t i = 0; i < c->num_modules; i++) {
+        mca_btl_sctp_module_t *m = c->modules[i];
+        if (!m->stack_open) {
+            continue;
+        }
+        SCTP_LOCK(m);
+        n += sctp_stack_poll(&m->stack);
+        flush_pending(m);
+        SCTP_UNLOCK(m);
     }
-    SCTP_LOCK(m);
-    int n = sctp_stack_poll(&m->stack);
-    flush_pending(m);
-    SCTP_UNLOCK(m);
     return n;
 }

@@ -17,8 +17,9 @@
 
 #include "esp_crc32c.h"
 
-/* Stacks one process may hold (MPI: one; tests: two). */
-#define SCTP_MAX_STACKS 4
+/* Stacks one process may hold (MPI: one, or one per interface in the
+ * one-to-one style; tests: two). */
+#define SCTP_MAX_STACKS 16
 /* Links created by unknown senders' INITs before we stop taking more. */
 #define SCTP_MAX_STRANGERS 1024
 /* UDP batches read from one socket per pass at most. */
@@ -30,6 +31,9 @@
 
 static sctp_stack_t *stacks[SCTP_MAX_STACKS];
 static int stacks_open;
+/* usrsctp's clock is the process's: every stack advances it from here, or
+ * with two stacks it would run twice as fast. */
+static uint64_t last_tick_ms;
 
 /* ------------------------------------------------------ AF_CONN addresses */
 
@@ -214,10 +218,10 @@ static int link_for_source(sctp_stack_t *st, size_t nic, const esp_sockaddr_t *f
 
 /* ---------------------------------------------------------- set-up */
 
-static int opt(sctp_stack_t *st, int level, int name, const void *val, socklen_t len,
+static int opt(struct socket *so, int level, int name, const void *val, socklen_t len,
                const char *what, char *err, size_t errlen)
 {
-    if (usrsctp_setsockopt(st->so, level, name, val, len) != 0) {
+    if (usrsctp_setsockopt(so, level, name, val, len) != 0) {
         snprintf(err, errlen, "usrsctp socket option %s: %s", what, strerror(errno));
         return -1;
     }
@@ -229,7 +233,7 @@ static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
     return v < lo ? lo : v > hi ? hi : (uint32_t) v;
 }
 
-int sctp_stack_set_options(sctp_stack_t *st, char *err, size_t errlen)
+int sctp_stack_set_options(sctp_stack_t *st, struct socket *so, char *err, size_t errlen)
 {
     const sctp_stack_config_t *c = &st->cfg;
     int one = 1;
@@ -270,18 +274,18 @@ int sctp_stack_set_options(sctp_stack_t *st, char *err, size_t errlen)
      * link and stream (usrsctp interleaves streams at level 1 too). */
     int interleave = 2;
 
-    if (opt(st, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv), "SO_RCVBUF", err, errlen)
-        || opt(st, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd), "SO_SNDBUF", err, errlen)
-        || opt(st, IPPROTO_SCTP, SCTP_RECVRCVINFO, &one, sizeof(one), "SCTP_RECVRCVINFO", err, errlen)
-        || opt(st, IPPROTO_SCTP, SCTP_NODELAY, &one, sizeof(one), "SCTP_NODELAY", err, errlen)
-        || opt(st, IPPROTO_SCTP, SCTP_FRAGMENT_INTERLEAVE, &interleave, sizeof(interleave),
+    if (opt(so, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv), "SO_RCVBUF", err, errlen)
+        || opt(so, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd), "SO_SNDBUF", err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_RECVRCVINFO, &one, sizeof(one), "SCTP_RECVRCVINFO", err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_NODELAY, &one, sizeof(one), "SCTP_NODELAY", err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_FRAGMENT_INTERLEAVE, &interleave, sizeof(interleave),
                "SCTP_FRAGMENT_INTERLEAVE", err, errlen)
-        || opt(st, IPPROTO_SCTP, SCTP_INITMSG, &init, sizeof(init), "SCTP_INITMSG", err, errlen)
-        || opt(st, IPPROTO_SCTP, SCTP_RTOINFO, &rto, sizeof(rto), "SCTP_RTOINFO", err, errlen)
-        || opt(st, IPPROTO_SCTP, SCTP_ASSOCINFO, &assoc, sizeof(assoc), "SCTP_ASSOCINFO", err, errlen)
-        || opt(st, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof(pp), "SCTP_PEER_ADDR_PARAMS",
+        || opt(so, IPPROTO_SCTP, SCTP_INITMSG, &init, sizeof(init), "SCTP_INITMSG", err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_RTOINFO, &rto, sizeof(rto), "SCTP_RTOINFO", err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_ASSOCINFO, &assoc, sizeof(assoc), "SCTP_ASSOCINFO", err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof(pp), "SCTP_PEER_ADDR_PARAMS",
                err, errlen)
-        || opt(st, IPPROTO_SCTP, SCTP_DELAYED_SACK, &sack, sizeof(sack), "SCTP_DELAYED_SACK",
+        || opt(so, IPPROTO_SCTP, SCTP_DELAYED_SACK, &sack, sizeof(sack), "SCTP_DELAYED_SACK",
                err, errlen)) {
         return -1;
     }
@@ -289,7 +293,7 @@ int sctp_stack_set_options(sctp_stack_t *st, char *err, size_t errlen)
                                       SCTP_PARTIAL_DELIVERY_EVENT};
     for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
         struct sctp_event ev = {.se_assoc_id = SCTP_FUTURE_ASSOC, .se_type = events[i], .se_on = 1};
-        if (opt(st, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), "SCTP_EVENT", err, errlen)) {
+        if (opt(so, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), "SCTP_EVENT", err, errlen)) {
             return -1;
         }
     }
@@ -367,18 +371,23 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
     }
     stacks[st->instance] = st;
     stacks_open++;
-    st->last_tick_ms = esp_dgram_now_ns() / 1000000u;
+    if (stacks_open == 1) {
+        last_tick_ms = esp_dgram_now_ns() / 1000000u;
+    }
 
-    st->so = usrsctp_socket(AF_CONN, SOCK_SEQPACKET, IPPROTO_SCTP, NULL, NULL, 0, NULL);
+    /* One-to-one: this socket only listens; each association gets its own. */
+    st->so = usrsctp_socket(AF_CONN, cfg->one_to_one ? SOCK_STREAM : SOCK_SEQPACKET, IPPROTO_SCTP,
+                            NULL, NULL, 0, NULL);
     if (st->so == NULL) {
-        snprintf(err, errlen, "usrsctp_socket(AF_CONN, SOCK_SEQPACKET): %s", strerror(errno));
+        snprintf(err, errlen, "usrsctp_socket(AF_CONN, %s): %s",
+                 cfg->one_to_one ? "SOCK_STREAM" : "SOCK_SEQPACKET", strerror(errno));
         goto fail_stack;
     }
     if (usrsctp_set_non_blocking(st->so, 1) != 0) {
         snprintf(err, errlen, "usrsctp_set_non_blocking: %s", strerror(errno));
         goto fail_stack;
     }
-    if (sctp_stack_set_options(st, err, errlen) != 0) {
+    if (sctp_stack_set_options(st, st->so, err, errlen) != 0) {
         goto fail_stack;
     }
     /* No address: bound to every registered AF_CONN address (every link). */
@@ -390,8 +399,11 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
         snprintf(err, errlen, "usrsctp_bind(AF_CONN port %u): %s", cfg->sctp_port, strerror(errno));
         goto fail_stack;
     }
-    if (usrsctp_listen(st->so, 1) != 0) {
+    if (usrsctp_listen(st->so, cfg->one_to_one ? 128 : 1) != 0) {
         snprintf(err, errlen, "usrsctp_listen: %s", strerror(errno));
+        goto fail_stack;
+    }
+    if (cfg->one_to_one && sctp_o2o_init(st, err, errlen) != 0) {
         goto fail_stack;
     }
     return 0;
@@ -433,9 +445,10 @@ unsigned sctp_stack_addr_mtu(const sctp_stack_t *st, size_t i)
 
 static void advance_timers(sctp_stack_t *st, uint64_t now_ms)
 {
-    if (now_ms > st->last_tick_ms) {
-        usrsctp_handle_timers((uint32_t) (now_ms - st->last_tick_ms));
-        st->last_tick_ms = now_ms;
+    (void) st;
+    if (now_ms > last_tick_ms) {
+        usrsctp_handle_timers((uint32_t) (now_ms - last_tick_ms));
+        last_tick_ms = now_ms;
     }
 }
 
@@ -489,7 +502,11 @@ int sctp_stack_poll(sctp_stack_t *st)
     uint64_t now = esp_dgram_now_ns();
     int n = read_input(st, now);
     advance_timers(st, now / 1000000u);
-    sctp_assoc_drain(st);
+    if (st->cfg.one_to_one) {
+        sctp_o2o_drain(st);
+    } else {
+        sctp_assoc_drain(st);
+    }
     return n;
 }
 
@@ -506,6 +523,9 @@ void sctp_stack_close(sctp_stack_t *st)
     if (st->so != NULL) {
         /* Graceful: queued data goes out, then SHUTDOWN; the peers see a
          * shutdown, not a lost association. */
+        if (st->o2o != NULL) {
+            sctp_o2o_shutdown(st);
+        }
         usrsctp_close(st->so);
         st->so = NULL;
         uint64_t end = esp_dgram_now_ns() + (uint64_t) CLOSE_WAIT_MS * 1000000u;
@@ -517,6 +537,12 @@ void sctp_stack_close(sctp_stack_t *st)
                 }
             }
             advance_timers(st, esp_dgram_now_ns() / 1000000u);
+            if (st->o2o != NULL) {
+                sctp_o2o_drain(st);   /* closes the sockets whose association is gone */
+                if (stacks_open > 1 && sctp_o2o_live(st) == 0) {
+                    break;   /* ours are gone; usrsctp itself stops with the last stack */
+                }
+            }
             if (stacks_open == 1 && usrsctp_finish() == 0) {
                 finished = true;
                 break;
@@ -525,6 +551,9 @@ void sctp_stack_close(sctp_stack_t *st)
             struct timespec ts = {0, 200000};
             nanosleep(&ts, NULL);
         }
+    }
+    if (st->o2o != NULL) {
+        sctp_o2o_fini(st);
     }
     for (uint32_t i = 0; i < st->num_links; i++) {
         if (!finished) {

@@ -27,6 +27,9 @@
 #include "btl_sctp_streams.h"
 
 struct socket;   /* usrsctp */
+struct sctp_o2o;        /* btl_sctp_one2one.h: one-to-one style's sockets */
+struct sctp_o2o_sock;
+struct sctp_sndinfo;
 
 /* What the layer above (the BTL, or a test) is told. */
 typedef struct sctp_stack_ops {
@@ -61,6 +64,7 @@ typedef struct sctp_stack_config {
     bool inet;                   /* inet mode (btl_sctp_inet.c): threaded usrsctp over UDP
                                     encapsulation; sctp_port is then chosen by the stack */
     uint32_t heartbeat_ms;       /* heartbeat interval; 0: heartbeats off */
+    bool one_to_one;             /* a socket per peer (btl_sctp_one2one.c), not one for all */
 } sctp_stack_config_t;
 
 typedef struct sctp_stack_stats {
@@ -104,6 +108,9 @@ typedef struct sctp_link {
     /* streams (btl_sctp_assoc.c, btl_sctp_streams.h) */
     uint16_t out_streams;         /* negotiated outbound streams; 0: not known yet (stream 0) */
     uint8_t *ident_sids;          /* bitmap: identification sent on stream i (i > 0) */
+    /* one-to-one style (btl_sctp_one2one.c) */
+    struct sctp_o2o_sock *o2o;    /* the socket of the association in use; NULL: none yet */
+    bool o2o_await;               /* the peer closed ours for its own: wait for it */
 } sctp_link_t;
 
 typedef struct sctp_stack {
@@ -113,12 +120,12 @@ typedef struct sctp_stack {
     void *ctx;
     esp_dgram_sock_t *socks;
     size_t num_socks;
-    struct socket *so;            /* the one-to-many SCTP socket */
+    struct socket *so;            /* the one-to-many SCTP socket (one-to-one: the listener) */
+    struct sctp_o2o *o2o;         /* one-to-one style: the per-peer sockets */
     sctp_link_t *links;
     uint32_t num_links, cap_links;
     uint32_t last_rx_link;        /* cache: datagrams come in runs from one peer */
     uint32_t strangers;
-    uint64_t last_tick_ms;
     uint8_t *rxbuf;               /* usrsctp_recvv target */
     size_t rxbuf_size;
     bool draining;                /* no nested receive loop from a delivery */
@@ -201,8 +208,30 @@ void sctp_stack_prepare_send(sctp_stack_t *st, uint32_t link);
  * identification message); in conn mode links come from datagrams. */
 int sctp_stack_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
                                 bool create);
-/* The socket options both modes set (btl_sctp_stack.c). */
-int sctp_stack_set_options(sctp_stack_t *st, char *err, size_t errlen);
+
+/* Send our identification on stream 0 of a link's association unless
+ * already sent (one-to-one: confirms an association we adopted). */
+int sctp_assoc_ident(sctp_stack_t *st, uint32_t link);
+
+/* Set the socket options of the configuration on a usrsctp socket. */
+int sctp_stack_set_options(sctp_stack_t *st, struct socket *so, char *err, size_t errlen);
+
+/* ---- btl_sctp_one2one.c: the one-to-one style's hooks ---- */
+
+int sctp_o2o_init(sctp_stack_t *st, char *err, size_t errlen);
+/* usrsctp_sendv on the link's own socket (made here on first use);
+ * -1 with errno EAGAIN until its association is up and ours to use. */
+long sctp_o2o_sendv(sctp_stack_t *st, uint32_t link, const void *data, size_t len,
+                    struct sctp_sndinfo *info);
+/* Accept new associations and read the sockets marked readable. */
+void sctp_o2o_drain(sctp_stack_t *st);
+/* Abort the link's association (the rest it queued is dropped). */
+void sctp_o2o_abort(sctp_stack_t *st, sctp_link_t *l);
+/* Close: shut every association down gracefully; sctp_o2o_live counts
+ * those not gone yet; sctp_o2o_fini closes what remains and frees. */
+void sctp_o2o_shutdown(sctp_stack_t *st);
+size_t sctp_o2o_live(const sctp_stack_t *st);
+void sctp_o2o_fini(sctp_stack_t *st);
 
 /* The AF_CONN address of a link, and back (NULL / -1 if not ours). */
 void *sctp_stack_conn_addr(const sctp_stack_t *st, uint32_t link);

@@ -78,6 +78,24 @@ int sctp_stack_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, soc
     return -1;
 }
 
+/* The one-to-many style only: its one-to-one hooks are never reached. */
+long sctp_o2o_sendv(sctp_stack_t *st, uint32_t link, const void *data, size_t len,
+                    struct sctp_sndinfo *info)
+{
+    (void) st;
+    (void) link;
+    (void) data;
+    (void) len;
+    (void) info;
+    return -1;
+}
+
+void sctp_o2o_abort(sctp_stack_t *st, sctp_link_t *l)
+{
+    (void) st;
+    (void) l;
+}
+
 static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data, size_t len)
 {
     sctp_stack_t *st = ctx;

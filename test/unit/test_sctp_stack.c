@@ -5,7 +5,9 @@
  * filling and draining, a peer learnt from its identification, that a
  * stack of another job is refused, and (no socket) that pieces of messages
  * on different streams of one association, interleaved as usrsctp reads
- * them out, are put together per stream.
+ * them out, are put together per stream. The socket tests run in both
+ * styles (one-to-many, one-to-one); in one-to-one, both sides sending first
+ * at once must end with one association and every message once, in order.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <usrsctp.h>
 
 #include "../../btl_sctp/btl_sctp_hdr.h"
+#include "../../btl_sctp/btl_sctp_one2one.h"
 #include "../../btl_sctp/btl_sctp_stack.h"
 #include "unit.h"
 
@@ -132,6 +135,7 @@ static esp_if_t lo_if(void)
 }
 
 static esp_if_t lo;
+static bool one_to_one;   /* the style the socket tests run in */
 
 static bool open_side_crc(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key,
                           bool crc32c)
@@ -159,6 +163,7 @@ static bool open_side_crc(side_t *s, const char *name, uint16_t port, uint32_t v
         .crc32c = crc32c,
         .inet = TEST_INET,
         .heartbeat_ms = TEST_INET ? 100 : 0,
+        .one_to_one = one_to_one,
     };
     char err[256] = "";
     if (sctp_stack_open(&s->st, &cfg, &ops, s, err, sizeof(err)) != 0) {
@@ -252,8 +257,8 @@ static void sizes_both_ways(void)
     CHECK(b.identified == 1);   /* B learnt A from A's identification */
     CHECK(a.failed == 0 && b.failed == 0);
     CHECK(a.st.stats.rx_bad == 0 && b.st.stats.rx_bad == 0);
-    printf("    %llu+%llu messages, %llu bytes; partial pieces A %llu B %llu; busy A %llu B %llu; "
-           "path MTU %u\n",
+    printf("    %s: %llu+%llu messages, %llu bytes; partial pieces A %llu B %llu; busy A %llu "
+           "B %llu; path MTU %u\n", one_to_one ? "one-to-one" : "one-to-many",
            (unsigned long long) b.received, (unsigned long long) a.received,
            (unsigned long long) (a.bytes + b.bytes), (unsigned long long) a.st.stats.rx_partial,
            (unsigned long long) b.st.stats.rx_partial, (unsigned long long) a.st.stats.tx_busy,
@@ -364,8 +369,13 @@ static void other_job_refused(void)
     int l = link_to(&x, &b, 1);
     uint8_t buf[64];
     fill(buf, 0, 32);
-    CHECK(sctp_assoc_send(&x.st, (uint32_t) l, buf, 40) == 0);
     uint64_t deadline = esp_dgram_now_ns() + 2000000000ull;
+    int rc;   /* one-to-one: -EAGAIN until X's own association is up */
+    while ((rc = sctp_assoc_send(&x.st, (uint32_t) l, buf, 40)) == -EAGAIN
+           && esp_dgram_now_ns() < deadline) {
+        poll_both(&x, &b);
+    }
+    CHECK(rc == 0);
     while (b.st.stats.assoc_rejected == 0 && esp_dgram_now_ns() < deadline) {
         poll_both(&x, &b);
     }
@@ -523,6 +533,111 @@ static void crc32c_checked(void)
     close_side(&b);
 }
 
+/* Live usrsctp sockets of a one-to-one stack (listener not counted). */
+static size_t live_sockets(side_t *s)
+{
+    return s->st.o2o != NULL ? s->st.o2o->num_socks : 0;
+}
+
+/* Our end of the association a link uses: its local and remote SCTP ports. */
+static bool link_ports(side_t *s, uint32_t link, uint16_t *local, uint16_t *remote)
+{
+    sctp_o2o_sock_t *so = s->st.links[link].o2o;
+    struct sockaddr *addrs = NULL;
+    if (so == NULL || so->state != SCTP_O2O_UP) {
+        return false;
+    }
+    int n = usrsctp_getladdrs(so->so, 0, &addrs);
+    bool ok = n > 0 && addrs[0].sa_family == AF_CONN;
+    if (ok) {
+        *local = ntohs(((struct sockaddr_conn *) addrs)->sconn_port);
+    }
+    if (addrs != NULL) {
+        usrsctp_freeladdrs(addrs);
+    }
+    addrs = NULL;
+    n = usrsctp_getpaddrs(so->so, 0, &addrs);
+    ok = ok && n > 0 && addrs[0].sa_family == AF_CONN;
+    if (ok) {
+        *remote = ntohs(((struct sockaddr_conn *) addrs)->sconn_port);
+    }
+    if (addrs != NULL) {
+        usrsctp_freepaddrs(addrs);
+    }
+    return ok;
+}
+
+/* One-to-one: both sides know each other and send first at the same time,
+ * so both connect. The association of the lower vpid (A) must win: one
+ * association remains, the other is shut down, and every message arrives
+ * once, in order (on_deliver checks the sequence). Run with B lower too
+ * (sides swapped), and with sizes that go in pieces. */
+static void both_send_first_once(uint32_t vpid_a, uint32_t vpid_b, uint16_t port_a, uint16_t port_b)
+{
+    side_t a, b;
+    CHECK(open_side(&a, "A", port_a, vpid_a, JOB_KEY));
+    CHECK(open_side(&b, "B", port_b, vpid_b, JOB_KEY));
+    int la = link_to(&a, &b, vpid_b), lb = link_to(&b, &a, vpid_a);
+    CHECK(la >= 0 && lb >= 0);
+    const uint32_t count = 300;
+    static const size_t sizes[] = {8, 100, 1400, 9000, 70000};
+    uint8_t *buf = malloc(MAX_PAYLOAD + 64);
+    uint32_t sent_a = 0, sent_b = 0;
+    uint64_t deadline = esp_dgram_now_ns() + 20000000000ull;
+    /* Each side sends as far as it may before either polls: both connect. */
+    while ((sent_a < count || sent_b < count || a.received < count || b.received < count)
+           && esp_dgram_now_ns() < deadline && !a.failed && !b.failed) {
+        while (sent_a < count) {
+            size_t len = sizes[sent_a % 5];
+            fill(buf, sent_a, len);
+            int rc = sctp_assoc_send(&a.st, (uint32_t) la, buf, len + 8);
+            if (rc == -EAGAIN) {
+                break;
+            }
+            CHECK(rc == 0);
+            sent_a++;
+        }
+        while (sent_b < count) {
+            size_t len = sizes[sent_b % 5];
+            fill(buf, sent_b, len);
+            int rc = sctp_assoc_send(&b.st, (uint32_t) lb, buf, len + 8);
+            if (rc == -EAGAIN) {
+                break;
+            }
+            CHECK(rc == 0);
+            sent_b++;
+        }
+        poll_both(&a, &b);
+    }
+    /* Let the losing association finish shutting down. */
+    for (int i = 0; i < 2000 && (live_sockets(&a) > 1 || live_sockets(&b) > 1); i++) {
+        poll_both(&a, &b);
+    }
+    CHECK(a.received == count && b.received == count);   /* once each: no more, no fewer */
+    CHECK(a.bad == 0 && b.bad == 0);
+    CHECK(a.failed == 0 && b.failed == 0);
+    CHECK(a.st.o2o->stats.connects == 1 && b.st.o2o->stats.connects == 1);   /* both connected */
+    CHECK(a.st.o2o->stats.accepts == 1 && b.st.o2o->stats.accepts == 1);
+    CHECK(live_sockets(&a) == 1 && live_sockets(&b) == 1);   /* one association remains */
+    uint16_t a_local = 0, a_remote = 0, b_local = 0, b_remote = 0;
+    CHECK(link_ports(&a, (uint32_t) la, &a_local, &a_remote));
+    CHECK(link_ports(&b, (uint32_t) lb, &b_local, &b_remote));
+    CHECK(a_local == b_remote && a_remote == b_local);   /* the same one at both ends */
+    /* The lower side's connection won: its remote port is the listener's. */
+    CHECK(vpid_a < vpid_b ? a_remote == port_b : b_remote == port_a);
+    CHECK(a.st.o2o->stats.upcalls > 0 && b.st.o2o->stats.upcalls > 0);
+    printf("    A vpid %u, B vpid %u: %u+%u messages; association A:%u <-> B:%u; elections A %llu "
+           "B %llu; dropped A %llu B %llu; upcalls A %llu B %llu\n",
+           vpid_a, vpid_b, (unsigned) b.received, (unsigned) a.received, a_local, b_local,
+           (unsigned long long) a.st.o2o->stats.elections,
+           (unsigned long long) b.st.o2o->stats.elections,
+           (unsigned long long) a.st.o2o->stats.dropped, (unsigned long long) b.st.o2o->stats.dropped,
+           (unsigned long long) a.st.o2o->stats.upcalls, (unsigned long long) b.st.o2o->stats.upcalls);
+    free(buf);
+    close_side(&a);
+    close_side(&b);
+}
+
 /* Inet mode: once the last stack closed, usrsctp's timer and receive
  * threads are gone (usrsctp_finish succeeded). */
 static void no_thread_left(void)
@@ -540,6 +655,12 @@ static void no_thread_left(void)
     CHECK(threads == 1);
 }
 
+static void both_send_first(void)
+{
+    both_send_first_once(0, 1, 5011, 5012);
+    both_send_first_once(3, 2, 5013, 5014);
+}
+
 int main(void)
 {
     lo = lo_if();
@@ -551,6 +672,11 @@ int main(void)
         RUN(SUITE, pieces_interleave_across_streams);   /* no socket: the same in both modes */
         RUN(SUITE, crc32c_matches_usrsctp);
         RUN(SUITE, crc32c_checked);   /* our check on our UDP sockets: conn mode */
+        one_to_one = true;
+        RUN("sctp_stack one-to-one", sizes_both_ways);
+        RUN("sctp_stack one-to-one", stream_fills_send_buffer);
+        RUN("sctp_stack one-to-one", other_job_refused);
+        RUN("sctp_stack one-to-one", both_send_first);
     } else {
         RUN(SUITE, no_thread_left);
     }

@@ -1,0 +1,554 @@
+/*
+ * The one-to-one style: a socket per association (btl_sctp_one2one.h).
+ *
+ * Election, so that data between two processes flows on ONE association
+ * and in order: the association the lower (jobid, vpid) made wins.
+ *  - The lower side sends data on its own connection as soon as it is up.
+ *  - The higher side sends only its identification on its own connection
+ *    until the lower side confirms it by identifying itself on it (which it
+ *    does when it adopted the accepted association, having none of its own,
+ *    and read the connector's identification).
+ *  - Whoever holds two associations with one peer keeps the winner and
+ *    shuts the other down gracefully, reading (and dropping) until it is
+ *    gone: it never carried data, only identifications.
+ *  - A higher side whose unconfirmed connection the peer shut down waits
+ *    for the peer's own (o2o_await) instead of connecting again.
+ * So no message is ever sent on a losing association, and per-link state
+ * in btl_sctp_assoc.c (identification, reassembly) sees one association.
+ */
+#include "btl_sctp_one2one.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <usrsctp.h>
+
+#include "btl_sctp_hdr.h"
+
+/* How long a losing association may take to shut down before it is aborted. */
+#define LOSER_LINGER_NS (10ull * 1000000000ull)
+/* Our association ids start here (usrsctp's restart at 1 on each socket). */
+#define FIRST_ID 0x40000001u
+
+/* ------------------------------------------------------ socket table */
+
+static void mark_ready(sctp_o2o_sock_t *s)
+{
+    sctp_o2o_t *o = s->st->o2o;
+    if (!s->ready && o != NULL) {
+        s->ready = true;
+        s->next_ready = o->ready;
+        o->ready = s;
+    }
+}
+
+/* usrsctp calls this on our thread, inside usrsctp_conninput or
+ * usrsctp_handle_timers (conn mode has no threads), whenever the socket's
+ * state or buffers change: only note it; the drain reads later. */
+static void on_upcall(struct socket *so, void *arg, int flags)
+{
+    sctp_o2o_sock_t *s = arg;
+    (void) so;
+    (void) flags;
+    s->st->o2o->stats.upcalls++;
+    mark_ready(s);
+}
+
+static void on_listen_upcall(struct socket *so, void *arg, int flags)
+{
+    sctp_stack_t *st = arg;
+    (void) so;
+    (void) flags;
+    st->o2o->stats.upcalls++;
+    st->o2o->listen_ready = true;
+}
+
+static sctp_o2o_sock_t *sock_new(sctp_stack_t *st, struct socket *so, uint32_t link, bool outbound)
+{
+    sctp_o2o_t *o = st->o2o;
+    if (o->num_socks == o->cap_socks) {
+        size_t cap = o->cap_socks ? o->cap_socks * 2 : 16;
+        sctp_o2o_sock_t **n = realloc(o->socks, cap * sizeof(*n));
+        if (n == NULL) {
+            return NULL;
+        }
+        o->socks = n;
+        o->cap_socks = cap;
+    }
+    sctp_o2o_sock_t *s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        return NULL;
+    }
+    s->st = st;
+    s->so = so;
+    s->link = link;
+    s->outbound = outbound;
+    s->id = o->next_id++;
+    if (o->next_id < FIRST_ID) {
+        o->next_id = FIRST_ID;
+    }
+    s->state = outbound ? SCTP_O2O_CONNECTING : SCTP_O2O_UP;
+    o->socks[o->num_socks++] = s;
+    usrsctp_set_upcall(so, on_upcall, s);
+    mark_ready(s);   /* an accepted socket may hold data already */
+    return s;
+}
+
+static void unlink_ready(sctp_o2o_t *o, sctp_o2o_sock_t *s)
+{
+    for (sctp_o2o_sock_t **p = &o->ready; *p != NULL; p = &(*p)->next_ready) {
+        if (*p == s) {
+            *p = s->next_ready;
+            break;
+        }
+    }
+    s->ready = false;
+}
+
+static void close_so(struct socket *so, bool abort)
+{
+    usrsctp_set_upcall(so, NULL, NULL);
+    if (abort) {
+        struct linger lg = {1, 0};   /* ABORT instead of SHUTDOWN */
+        (void) usrsctp_setsockopt(so, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    }
+    usrsctp_close(so);
+}
+
+/* Close and free the sockets whose association is gone, and abort losers
+ * that take too long. Only outside any read loop. */
+static void sweep(sctp_stack_t *st)
+{
+    sctp_o2o_t *o = st->o2o;
+    uint64_t now = esp_dgram_now_ns();
+    size_t i = 0;
+    while (i < o->num_socks) {
+        sctp_o2o_sock_t *s = o->socks[i];
+        if (s->state == SCTP_O2O_SHUTTING && now - s->shut_ns > LOSER_LINGER_NS) {
+            s->state = SCTP_O2O_DEAD;
+            s->abort = true;
+        }
+        if (s->state != SCTP_O2O_DEAD) {
+            i++;
+            continue;
+        }
+        if (s->link < st->num_links && st->links[s->link].o2o == s) {
+            st->links[s->link].o2o = NULL;
+        }
+        usrsctp_set_upcall(s->so, NULL, NULL);
+        unlink_ready(o, s);
+        close_so(s->so, s->abort);
+        free(s);
+        o->socks[i] = o->socks[--o->num_socks];
+    }
+}
+
+/* -------------------------------------------------------- election */
+
+/* Is our (jobid, vpid) below the link's peer's? */
+static bool we_are_lower(const sctp_stack_t *st, const sctp_link_t *l)
+{
+    return st->cfg.jobid != l->jobid ? st->cfg.jobid < l->jobid : st->cfg.vpid < l->vpid;
+}
+
+/* A connection of ours the peer has not confirmed: no data on it yet. */
+static bool unconfirmed(const sctp_stack_t *st, const sctp_link_t *l, const sctp_o2o_sock_t *s)
+{
+    return s->outbound && !we_are_lower(st, l) && !l->ident_rx;
+}
+
+/* Shut an association down gracefully; it is read (and dropped) until gone. */
+static void shut(sctp_o2o_sock_t *s)
+{
+    if (s->state == SCTP_O2O_DEAD || s->state == SCTP_O2O_SHUTTING) {
+        return;
+    }
+    if (s->state == SCTP_O2O_CONNECTING) {
+        /* Not while connecting: an ABORT in COOKIE_WAIT was seen to take
+         * the peer's other association with it. Shut down once up. */
+        s->shut_on_up = true;
+        return;
+    }
+    if (usrsctp_shutdown(s->so, SHUT_WR) != 0) {
+        s->state = SCTP_O2O_DEAD;   /* nothing to shut down gracefully */
+        s->abort = true;
+        return;
+    }
+    s->state = SCTP_O2O_SHUTTING;
+    s->shut_ns = esp_dgram_now_ns();
+    mark_ready(s);
+}
+
+/* Make s the link's association: its identification and streams start over. */
+static void link_use(sctp_stack_t *st, sctp_link_t *l, sctp_o2o_sock_t *s)
+{
+    sctp_o2o_sock_t *old = l->o2o;
+    l->o2o = s;
+    l->o2o_await = false;
+    sctp_assoc_link_fini(l);   /* reassembly, streams, identification per stream */
+    l->assoc_id = s->id;
+    l->ident_tx = l->ident_rx = false;
+    if (old != NULL && old != s) {
+        st->o2o->stats.elections++;
+        shut(old);
+    }
+}
+
+/* ------------------------------------------------------------ send */
+
+static sctp_o2o_sock_t *connect_link(sctp_stack_t *st, uint32_t link)
+{
+    sctp_link_t *l = &st->links[link];
+    struct socket *so = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
+    if (so == NULL) {
+        return NULL;
+    }
+    char err[256];
+    struct sockaddr_conn me;
+    memset(&me, 0, sizeof(me));
+    me.sconn_family = AF_CONN;   /* port 0: any; no address: every registered one */
+    if (usrsctp_set_non_blocking(so, 1) != 0 || sctp_stack_set_options(st, so, err, sizeof(err)) != 0
+        || usrsctp_bind(so, (struct sockaddr *) &me, sizeof(me)) != 0) {
+        int e = errno;
+        close_so(so, true);
+        errno = e ? e : EIO;
+        return NULL;
+    }
+    sctp_o2o_sock_t *s = sock_new(st, so, link, true);
+    if (s == NULL) {
+        close_so(so, true);
+        errno = ENOMEM;
+        return NULL;
+    }
+    link_use(st, l, s);
+    struct sockaddr_conn to;
+    memset(&to, 0, sizeof(to));
+    to.sconn_family = AF_CONN;
+    to.sconn_port = htons(l->sctp_port);
+    to.sconn_addr = sctp_stack_conn_addr(st, link);
+    if (usrsctp_connect(so, (struct sockaddr *) &to, sizeof(to)) != 0 && errno != EINPROGRESS) {
+        int e = errno;
+        s->state = SCTP_O2O_DEAD;
+        s->abort = true;
+        l->o2o = NULL;
+        l->assoc_id = 0;
+        errno = e;
+        return NULL;
+    }
+    st->o2o->stats.connects++;
+    return s;
+}
+
+long sctp_o2o_sendv(sctp_stack_t *st, uint32_t link, const void *data, size_t len,
+                    struct sctp_sndinfo *info)
+{
+    sctp_link_t *l = &st->links[link];
+    sctp_o2o_sock_t *s = l->o2o;
+    if (s == NULL) {
+        if (!l->o2o_await && !st->closing && connect_link(st, link) == NULL) {
+            return -1;   /* errno from the socket calls */
+        }
+        errno = EAGAIN;   /* until the association is up */
+        return -1;
+    }
+    const sctp_wire_hdr_t *h = data;
+    if (s->state != SCTP_O2O_UP
+        || (unconfirmed(st, l, s) && (len < sizeof(*h) || h->kind != SCTP_WIRE_IDENT))) {
+        errno = EAGAIN;
+        return -1;
+    }
+    long r = (long) usrsctp_sendv(s->so, data, len, NULL, 0, info, sizeof(*info),
+                                SCTP_SENDV_SNDINFO, 0);
+    if (r < 0 && (errno == ECONNRESET || errno == EPIPE || errno == ENOTCONN)) {
+        /* The association is going: its notification, read next, says
+         * whether that ends the job (a loss) or not (an election). */
+        mark_ready(s);
+        errno = EAGAIN;
+    }
+    return r;
+}
+
+void sctp_o2o_abort(sctp_stack_t *st, sctp_link_t *l)
+{
+    (void) st;
+    sctp_o2o_sock_t *s = l->o2o;
+    if (s != NULL) {
+        s->state = SCTP_O2O_DEAD;   /* closed with ABORT by the next sweep */
+        s->abort = true;
+        l->o2o = NULL;
+    }
+}
+
+/* ---------------------------------------------------------- receive */
+
+/* Tell btl_sctp_assoc.c of a change of the link's association, under our id. */
+static void forward_assoc_change(sctp_stack_t *st, sctp_o2o_sock_t *s, uint16_t state,
+                                 uint16_t out_streams)
+{
+    struct sctp_assoc_change ac;
+    memset(&ac, 0, sizeof(ac));
+    ac.sac_type = SCTP_ASSOC_CHANGE;
+    ac.sac_length = sizeof(ac);
+    ac.sac_state = state;
+    ac.sac_outbound_streams = out_streams;
+    ac.sac_inbound_streams = out_streams;
+    ac.sac_assoc_id = (sctp_assoc_t) s->id;
+    sctp_assoc_notification(st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &ac, sizeof(ac));
+}
+
+/* The socket's association ended (how: an SCTP_ASSOC_CHANGE state). */
+static void sock_gone(sctp_stack_t *st, sctp_o2o_sock_t *s, uint16_t how)
+{
+    if (s->state == SCTP_O2O_DEAD) {
+        return;
+    }
+    sctp_link_t *l = &st->links[s->link];
+    if (l->o2o == s) {
+        if (how != SCTP_CANT_STR_ASSOC && unconfirmed(st, l, s)) {
+            /* The lower peer ended our unconfirmed connection: it made its
+             * own, which wins; wait for it. Lost rather than shut down
+             * (seen under ASan's slowness): connect again, and a peer
+             * that is really gone fails that connect, ending the job. */
+            l->o2o = NULL;
+            l->o2o_await = how == SCTP_SHUTDOWN_COMP;
+            l->assoc_id = 0;
+            l->ident_tx = false;
+        } else {
+            forward_assoc_change(st, s, how, 0);   /* a loss ends the job there */
+            l->o2o = NULL;
+        }
+    }
+    s->state = SCTP_O2O_DEAD;
+}
+
+static void sock_notification(sctp_stack_t *st, sctp_o2o_sock_t *s, int flags, const uint8_t *buf,
+                              size_t n)
+{
+    union sctp_notification nt;
+    if (!(flags & MSG_EOR) || n < sizeof(nt.sn_header)) {
+        st->stats.rx_bad++;
+        return;
+    }
+    memset(&nt, 0, sizeof(nt));
+    memcpy(&nt, buf, n < sizeof(nt) ? n : sizeof(nt));
+    bool active = st->links[s->link].o2o == s;
+    switch (nt.sn_header.sn_type) {
+    case SCTP_ASSOC_CHANGE:
+        if (n < sizeof(struct sctp_assoc_change)) {
+            st->stats.rx_bad++;
+            return;
+        }
+        switch (nt.sn_assoc_change.sac_state) {
+        case SCTP_COMM_UP:
+            if (s->state == SCTP_O2O_CONNECTING) {
+                s->state = SCTP_O2O_UP;
+                if (s->shut_on_up) {
+                    shut(s);
+                }
+            }
+            if (active) {
+                forward_assoc_change(st, s, SCTP_COMM_UP, nt.sn_assoc_change.sac_outbound_streams);
+            } else {
+                st->stats.assoc_up++;
+            }
+            break;
+        case SCTP_RESTART:
+            if (active) {
+                forward_assoc_change(st, s, SCTP_RESTART, 0);
+            }
+            break;
+        case SCTP_COMM_LOST:
+        case SCTP_CANT_STR_ASSOC:
+        case SCTP_SHUTDOWN_COMP:
+            sock_gone(st, s, nt.sn_assoc_change.sac_state);
+            break;
+        default:
+            break;
+        }
+        break;
+    case SCTP_PARTIAL_DELIVERY_EVENT:
+        if (active && n >= sizeof(struct sctp_pdapi_event)) {
+            nt.sn_pdapi_event.pdapi_assoc_id = (sctp_assoc_t) s->id;
+            sctp_assoc_notification(st, flags, (const uint8_t *) &nt, sizeof(nt.sn_pdapi_event));
+        }
+        break;
+    default:
+        break;   /* SCTP_SHUTDOWN_EVENT: the SHUTDOWN_COMP follows */
+    }
+}
+
+/* Everything waiting on one socket. */
+static void read_sock(sctp_stack_t *st, sctp_o2o_sock_t *s)
+{
+    while (s->state != SCTP_O2O_DEAD) {
+        struct sockaddr_conn from;
+        socklen_t fromlen = sizeof(from);
+        struct sctp_rcvinfo rcv;
+        socklen_t infolen = sizeof(rcv);
+        unsigned infotype = 0;
+        int flags = 0;
+        ssize_t n = usrsctp_recvv(s->so, st->rxbuf, st->rxbuf_size, (struct sockaddr *) &from,
+                                  &fromlen, &rcv, &infolen, &infotype, &flags);
+        if (n < 0) {
+            break;   /* EWOULDBLOCK: drained */
+        }
+        if (flags & MSG_NOTIFICATION) {
+            sock_notification(st, s, flags, st->rxbuf, (size_t) n);
+            continue;
+        }
+        if (n == 0) {
+            sock_gone(st, s, SCTP_SHUTDOWN_COMP);   /* end of stream: shut down */
+            break;
+        }
+        if (st->links[s->link].o2o != s || s->state != SCTP_O2O_UP || st->closing) {
+            st->o2o->stats.dropped++;   /* an election's loser, or finalize */
+            continue;
+        }
+        if (infotype != SCTP_RECVV_RCVINFO) {
+            st->stats.rx_bad++;
+            continue;
+        }
+        sctp_assoc_input(st, s->link, s->id, rcv.rcv_sid, flags, st->rxbuf, (size_t) n);
+        sctp_link_t *l = &st->links[s->link];
+        if (l->o2o == s && l->ident_rx && !l->ident_tx) {
+            /* An association the peer made and identified: answer with
+             * ours, which confirms it to a higher peer waiting for it
+             * (strangers hear nothing from us before that). */
+            if (sctp_assoc_ident(st, s->link) != 0) {
+                st->o2o->ident_owed = true;   /* the peer waits: retry from the drain */
+            }
+        }
+    }
+}
+
+/* An association a peer made. */
+static void adopt_or_refuse(sctp_stack_t *st, sctp_o2o_sock_t *s)
+{
+    sctp_link_t *l = &st->links[s->link];
+    sctp_o2o_sock_t *cur = l->o2o;
+    bool known = !l->stranger || l->user != NULL;
+    struct sctp_status status;
+    socklen_t slen = sizeof(status);
+    memset(&status, 0, sizeof(status));
+    if (cur == NULL || (cur->outbound && known && !we_are_lower(st, l))) {
+        link_use(st, l, s);
+        if (usrsctp_getsockopt(s->so, IPPROTO_SCTP, SCTP_STATUS, &status, &slen) == 0) {
+            l->out_streams = status.sstat_outstrms;   /* its COMM_UP repeats it */
+        }
+    } else {
+        st->o2o->stats.elections++;
+        shut(s);
+    }
+}
+
+static void accept_all(sctp_stack_t *st)
+{
+    sctp_o2o_t *o = st->o2o;
+    o->listen_ready = false;
+    for (;;) {
+        struct sockaddr_conn from;
+        socklen_t fromlen = sizeof(from);
+        memset(&from, 0, sizeof(from));
+        struct socket *so = usrsctp_accept(st->so, (struct sockaddr *) &from, &fromlen);
+        if (so == NULL) {
+            break;   /* EWOULDBLOCK: none left */
+        }
+        uint32_t link;
+        sctp_o2o_sock_t *s = NULL;
+        if (from.sconn_family != AF_CONN || sctp_stack_from_conn_addr(from.sconn_addr, &link) != st
+            || usrsctp_set_non_blocking(so, 1) != 0
+            || (s = sock_new(st, so, link, false)) == NULL) {
+            o->stats.refused++;   /* reached us through another stack's address */
+            close_so(so, true);
+            continue;
+        }
+        o->stats.accepts++;
+        /* Not all of the listener's settings reach the accepted socket
+         * (its latency showed Nagle's wait): set them again. */
+        char err[256];
+        (void) sctp_stack_set_options(st, so, err, sizeof(err));
+        adopt_or_refuse(st, s);
+    }
+}
+
+void sctp_o2o_drain(sctp_stack_t *st)
+{
+    sctp_o2o_t *o = st->o2o;
+    if (o == NULL || st->draining) {
+        return;
+    }
+    st->draining = true;
+    if (o->listen_ready && st->so != NULL && !st->closing) {
+        accept_all(st);
+    }
+    sctp_o2o_sock_t *s;
+    while ((s = o->ready) != NULL) {
+        o->ready = s->next_ready;
+        s->ready = false;   /* an upcall while reading puts it back */
+        s->next_ready = NULL;
+        read_sock(st, s);
+    }
+    if (o->ident_owed) {
+        o->ident_owed = false;
+        for (size_t i = 0; i < o->num_socks; i++) {
+            sctp_link_t *l = &st->links[o->socks[i]->link];
+            if (l->o2o == o->socks[i] && l->ident_rx && !l->ident_tx
+                && sctp_assoc_ident(st, o->socks[i]->link) != 0) {
+                o->ident_owed = true;
+            }
+        }
+    }
+    sweep(st);
+    st->draining = false;
+}
+
+/* ---------------------------------------------------- set-up, close */
+
+int sctp_o2o_init(sctp_stack_t *st, char *err, size_t errlen)
+{
+    st->o2o = calloc(1, sizeof(*st->o2o));
+    if (st->o2o == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    st->o2o->next_id = FIRST_ID;
+    st->o2o->listen_ready = true;
+    if (usrsctp_set_upcall(st->so, on_listen_upcall, st) != 0) {
+        snprintf(err, errlen, "usrsctp_set_upcall: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void sctp_o2o_shutdown(sctp_stack_t *st)
+{
+    sctp_o2o_t *o = st->o2o;
+    if (st->so != NULL) {
+        usrsctp_set_upcall(st->so, NULL, NULL);
+    }
+    for (size_t i = 0; i < o->num_socks; i++) {
+        shut(o->socks[i]);
+    }
+}
+
+size_t sctp_o2o_live(const sctp_stack_t *st)
+{
+    return st->o2o != NULL ? st->o2o->num_socks : 0;
+}
+
+void sctp_o2o_fini(sctp_stack_t *st)
+{
+    sctp_o2o_t *o = st->o2o;
+    for (size_t i = 0; i < o->num_socks; i++) {
+        close_so(o->socks[i]->so, true);   /* not gone within the close wait */
+        free(o->socks[i]);
+    }
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        st->links[i].o2o = NULL;
+    }
+    free(o->socks);
+    free(o);
+    st->o2o = NULL;
+}
