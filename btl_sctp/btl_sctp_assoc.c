@@ -526,6 +526,20 @@ void sctp_assoc_notification(sctp_stack_t *st, int flags, const uint8_t *buf, si
     }
 }
 
+long sctp_assoc_recv(sctp_stack_t *st, struct socket *so, struct sockaddr_storage *from,
+                     socklen_t *fromlen, struct sctp_rcvinfo *rcv, bool *has_info, int *flags)
+{
+    socklen_t infolen = sizeof(*rcv);
+    unsigned infotype = 0;
+    memset(from, 0, sizeof(*from));
+    *fromlen = sizeof(*from);
+    *flags = 0;
+    ssize_t n = usrsctp_recvv(so, st->rxbuf, st->rxbuf_size, (struct sockaddr *) from, fromlen,
+                              rcv, &infolen, &infotype, flags);
+    *has_info = infotype == SCTP_RECVV_RCVINFO;
+    return n;
+}
+
 void sctp_assoc_drain(sctp_stack_t *st)
 {
     if (st->draining || st->so == NULL) {
@@ -534,14 +548,11 @@ void sctp_assoc_drain(sctp_stack_t *st)
     st->draining = true;
     for (;;) {
         struct sockaddr_storage from;
-        socklen_t fromlen = sizeof(from);
+        socklen_t fromlen;
         struct sctp_rcvinfo rcv;
-        socklen_t infolen = sizeof(rcv);
-        unsigned infotype = 0;
-        int flags = 0;
-        memset(&from, 0, sizeof(from));
-        ssize_t n = usrsctp_recvv(st->so, st->rxbuf, st->rxbuf_size, (struct sockaddr *) &from,
-                                  &fromlen, &rcv, &infolen, &infotype, &flags);
+        bool has_info;
+        int flags;
+        long n = sctp_assoc_recv(st, st->so, &from, &fromlen, &rcv, &has_info, &flags);
         if (n < 0) {
             break;   /* EWOULDBLOCK: drained */
         }
@@ -552,7 +563,7 @@ void sctp_assoc_drain(sctp_stack_t *st)
         /* By association first: a multihomed peer's messages come from any
          * of its addresses (a retransmission goes to another path). */
         uint32_t by_assoc;
-        int index = infotype != SCTP_RECVV_RCVINFO ? -1
+        int index = !has_info ? -1
                     : link_by_assoc(st, (uint32_t) rcv.rcv_assoc_id, &by_assoc) != NULL
                         ? (int) by_assoc
                         : sctp_stack_link_of_sockaddr(st, (struct sockaddr *) &from, fromlen, true);

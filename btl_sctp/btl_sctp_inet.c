@@ -465,13 +465,11 @@ static void read_notifications(sctp_stack_t *st)
 {
     for (;;) {
         struct sockaddr_storage from;
-        socklen_t fromlen = sizeof(from);
+        socklen_t fromlen;
         struct sctp_rcvinfo rcv;
-        socklen_t infolen = sizeof(rcv);
-        unsigned infotype = 0;
-        int flags = 0;
-        ssize_t n = usrsctp_recvv(st->so, st->rxbuf, st->rxbuf_size, (struct sockaddr *) &from,
-                                  &fromlen, &rcv, &infolen, &infotype, &flags);
+        bool has_info;
+        int flags;
+        long n = sctp_assoc_recv(st, st->so, &from, &fromlen, &rcv, &has_info, &flags);
         if (n < 0) {
             return;
         }

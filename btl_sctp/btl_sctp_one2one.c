@@ -383,14 +383,12 @@ static void sock_notification(sctp_stack_t *st, sctp_o2o_sock_t *s, int flags, c
 static void read_sock(sctp_stack_t *st, sctp_o2o_sock_t *s)
 {
     while (s->state != SCTP_O2O_DEAD) {
-        struct sockaddr_conn from;
-        socklen_t fromlen = sizeof(from);
+        struct sockaddr_storage from;
+        socklen_t fromlen;
         struct sctp_rcvinfo rcv;
-        socklen_t infolen = sizeof(rcv);
-        unsigned infotype = 0;
-        int flags = 0;
-        ssize_t n = usrsctp_recvv(s->so, st->rxbuf, st->rxbuf_size, (struct sockaddr *) &from,
-                                  &fromlen, &rcv, &infolen, &infotype, &flags);
+        bool has_info;
+        int flags;
+        long n = sctp_assoc_recv(st, s->so, &from, &fromlen, &rcv, &has_info, &flags);
         if (n < 0) {
             break;   /* EWOULDBLOCK: drained */
         }
@@ -406,7 +404,7 @@ static void read_sock(sctp_stack_t *st, sctp_o2o_sock_t *s)
             st->o2o->stats.dropped++;   /* an election's loser, or finalize */
             continue;
         }
-        if (infotype != SCTP_RECVV_RCVINFO) {
+        if (!has_info) {
             st->stats.rx_bad++;
             continue;
         }

@@ -180,6 +180,13 @@ uint16_t sctp_assoc_stream(sctp_stack_t *st, uint32_t link, uint8_t tag, const v
  * use, so data never overtakes it. */
 int sctp_assoc_send_on(sctp_stack_t *st, uint32_t link, uint16_t sid, void *data, size_t len);
 
+/* One usrsctp_recvv off so into st->rxbuf (a message, a piece of one or a
+ * notification): its length, or -1 when nothing waits. *has_info: rcv
+ * holds the message's receive information (stream, association). */
+struct sctp_rcvinfo;
+long sctp_assoc_recv(sctp_stack_t *st, struct socket *so, struct sockaddr_storage *from,
+                     socklen_t *fromlen, struct sctp_rcvinfo *rcv, bool *has_info, int *flags);
+
 /* Read every waiting message and notification off the socket. */
 void sctp_assoc_drain(sctp_stack_t *st);
 /* What the drain does with each (the fuzz target calls them directly):
