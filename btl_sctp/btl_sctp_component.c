@@ -243,12 +243,6 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
         return NULL;
     }
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
-    if (c->mode == SCTP_MODE_INET && c->style == SCTP_STYLE_ONE_TO_ONE) {
-        ESP_VERBOSE(1, "btl sctp: mode inet with style one-to-one is not built yet (mode conn "
-                    "takes either style, mode inet one-to-many), so sctp claims no peers; set "
-                    "btl_sctp_mode conn or btl_sctp_style one-to-many");
-        return NULL;
-    }
     /* one-to-many: one module over every address; one-to-one: one module
      * per interface (over that interface's addresses: lo's 127.0.0.1 and
      * ::1 are one wire), each its own stack, SCTP port btl_sctp_port + its

@@ -263,18 +263,24 @@ void sctp_inet_peer_sockaddr(const sctp_stack_t *st, uint32_t link, struct socka
     *len = l->udp.len;
 }
 
-void sctp_inet_prepare_send(sctp_stack_t *st, uint32_t link)
+/* A new association takes the socket's remote encapsulation port
+ * (SCTP_FUTURE_ASSOC) when a send or connect creates it: the peer's UDP
+ * port, set just before. The passive side learns the port from the INIT. */
+static int set_encaps_port(struct socket *so, const esp_sockaddr_t *udp)
 {
-    /* A new association takes the endpoint's remote encapsulation port
-     * (SCTP_FUTURE_ASSOC) when the send creates it: set it to this peer's
-     * just before. The passive side learns the port from the INIT. */
-    const esp_sockaddr_t *u = &st->links[link].udp;
     struct sctp_udpencaps enc;
     memset(&enc, 0, sizeof(enc));
     enc.sue_assoc_id = SCTP_FUTURE_ASSOC;
-    enc.sue_port = u->u.sa.sa_family == AF_INET ? u->u.in4.sin_port : u->u.in6.sin6_port;
-    if (usrsctp_setsockopt(st->so, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc))
-        != 0) {
+    enc.sue_port = udp->u.sa.sa_family == AF_INET ? udp->u.in4.sin_port : udp->u.in6.sin6_port;
+    return usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc));
+}
+
+void sctp_inet_prepare_send(sctp_stack_t *st, uint32_t link)
+{
+    if (st->cfg.one_to_one) {
+        return;   /* set on the link's own socket when it connects */
+    }
+    if (set_encaps_port(st->so, &st->links[link].udp) != 0) {
         st->stats.out_errors++;   /* the INIT goes out raw and is lost: counted */
     }
 }
@@ -304,14 +310,14 @@ static struct sockaddr *bind_addrs(const sctp_stack_config_t *c, uint16_t port, 
 }
 
 /* Bind every selected address on port (0: usrsctp chooses); 0 or errno. */
-static int bind_all(sctp_stack_t *st, uint16_t port)
+static int bind_all(sctp_stack_t *st, struct socket *so, uint16_t port)
 {
     size_t size = 0;
     struct sockaddr *addrs = bind_addrs(&st->cfg, port, &size);
     if (addrs == NULL) {
         return ENOMEM;
     }
-    int rc = usrsctp_bindx(st->so, addrs, (int) st->cfg.num_ifaces, SCTP_BINDX_ADD_ADDR) == 0
+    int rc = usrsctp_bindx(so, addrs, (int) st->cfg.num_ifaces, SCTP_BINDX_ADD_ADDR) == 0
                  ? 0 : errno;
     free(addrs);
     return rc;
@@ -339,6 +345,75 @@ static void stop_usrsctp(void)
         sleep_ms(10);   /* associations aborted at close are freed by the timer thread */
     }
     udp_port = 0;
+}
+
+/* A non-blocking socket of the stack's family and style with its options. */
+static struct socket *new_socket(sctp_stack_t *st, char *err, size_t errlen)
+{
+    bool o2o = st->cfg.one_to_one;
+    struct socket *so = usrsctp_socket(st->inet_family, o2o ? SOCK_STREAM : SOCK_SEQPACKET,
+                                       IPPROTO_SCTP, NULL, NULL, 0, NULL);
+    if (so == NULL) {
+        snprintf(err, errlen, "usrsctp_socket(%s, %s): %s",
+                 st->inet_family == AF_INET6 ? "AF_INET6" : "AF_INET",
+                 o2o ? "SOCK_STREAM" : "SOCK_SEQPACKET", strerror(errno));
+        return NULL;
+    }
+    if (usrsctp_set_non_blocking(so, 1) != 0) {
+        snprintf(err, errlen, "usrsctp_set_non_blocking: %s", strerror(errno));
+    } else if (sctp_stack_set_options(st, so, err, errlen) == 0) {
+        return so;
+    }
+    usrsctp_close(so);
+    return NULL;
+}
+
+/* A one-to-one socket to connect to link: on an SCTP port of its own
+ * (usrsctp_bindx refuses the listener's even with SCTP_REUSE_PORT, and
+ * two associations on the same ports could not be told apart), every
+ * selected address, the peer's encapsulation port. The peer finds our
+ * link from that UDP port (sctp_inet_accepted_link). */
+struct socket *sctp_inet_o2o_socket(sctp_stack_t *st, uint32_t link)
+{
+    char err[256];
+    struct socket *so = new_socket(st, err, sizeof(err));
+    if (so == NULL) {
+        return NULL;
+    }
+    int rc = bind_all(st, so, 0);
+    if (rc == 0 && set_encaps_port(so, &st->links[link].udp) == 0) {
+        return so;
+    }
+    usrsctp_close(so);
+    errno = rc ? rc : EIO;
+    return NULL;
+}
+
+int sctp_inet_accepted_link(sctp_stack_t *st, struct socket *so, const struct sockaddr *from,
+                            socklen_t len)
+{
+    /* Our ranks' UDP port is their listener's SCTP port: the peer's UDP
+     * port, with its address, names its link whichever SCTP port its
+     * socket connected from. */
+    struct sctp_udpencaps enc;
+    socklen_t elen = sizeof(enc);
+    memset(&enc, 0, sizeof(enc));
+    if (len > (socklen_t) sizeof(enc.sue_address)) {
+        return -1;
+    }
+    memcpy(&enc.sue_address, from, len);
+    if (usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, &elen) != 0
+        || enc.sue_port == 0) {
+        return -1;
+    }
+    struct sockaddr_storage peer;
+    memcpy(&peer, from, len);
+    if (from->sa_family == AF_INET) {
+        ((struct sockaddr_in *) &peer)->sin_port = enc.sue_port;
+    } else {
+        ((struct sockaddr_in6 *) &peer)->sin6_port = enc.sue_port;
+    }
+    return sctp_inet_link_of_sockaddr(st, (struct sockaddr *) &peer, len, true);
 }
 
 int sctp_inet_open(sctp_stack_t *st, char *err, size_t errlen)
@@ -384,26 +459,17 @@ int sctp_inet_open(sctp_stack_t *st, char *err, size_t errlen)
     if (!c->crc32c) {
         usrsctp_enable_crc32c_offload();
     }
-    st->so = usrsctp_socket(need6 ? AF_INET6 : AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP, NULL, NULL,
-                            0, NULL);
+    st->inet_family = need6 ? AF_INET6 : AF_INET;
+    st->so = new_socket(st, err, errlen);
     if (st->so == NULL) {
-        snprintf(err, errlen, "usrsctp_socket(%s, SOCK_SEQPACKET): %s",
-                 need6 ? "AF_INET6" : "AF_INET", strerror(errno));
-        goto fail_stack;
-    }
-    if (usrsctp_set_non_blocking(st->so, 1) != 0) {
-        snprintf(err, errlen, "usrsctp_set_non_blocking: %s", strerror(errno));
-        goto fail_stack;
-    }
-    if (sctp_stack_set_options(st, st->so, err, errlen) != 0) {
         goto fail_stack;
     }
     /* Every selected address, so that a peer can reach us on each
      * (multihoming); the SCTP port numbered as our UDP port, or any when a
      * second stack of this process has it (tests). */
-    int rc = bind_all(st, udp_port);
+    int rc = bind_all(st, st->so, udp_port);
     if (rc == EADDRINUSE) {
-        rc = bind_all(st, 0);
+        rc = bind_all(st, st->so, 0);
     }
     st->cfg.sctp_port = rc == 0 ? bound_port(st) : 0;
     if (rc != 0 || st->cfg.sctp_port == 0) {
@@ -411,8 +477,11 @@ int sctp_inet_open(sctp_stack_t *st, char *err, size_t errlen)
                  strerror(rc ? rc : EADDRNOTAVAIL));
         goto fail_stack;
     }
-    if (usrsctp_listen(st->so, 1) != 0) {
+    if (usrsctp_listen(st->so, c->one_to_one ? 128 : 1) != 0) {
         snprintf(err, errlen, "usrsctp_listen: %s", strerror(errno));
+        goto fail_stack;
+    }
+    if (c->one_to_one && sctp_o2o_init(st, err, errlen) != 0) {
         goto fail_stack;
     }
     return 0;
@@ -436,7 +505,11 @@ fail:
 int sctp_inet_poll(sctp_stack_t *st)
 {
     uint64_t before = st->stats.rx_msgs;
-    sctp_assoc_drain(st);
+    if (st->cfg.one_to_one) {
+        sctp_o2o_drain(st);
+    } else {
+        sctp_assoc_drain(st);
+    }
     int n = (int) (st->stats.rx_msgs - before);
     if (n == 0) {
         /* Nothing yet: what we wait for is work for usrsctp's threads,
@@ -479,13 +552,30 @@ static void read_notifications(sctp_stack_t *st)
     }
 }
 
+/* One-to-one: shut every association down gracefully, reading until they
+ * are gone (bounded), then close what is left with ABORT. */
+static void close_one_to_one(sctp_stack_t *st)
+{
+    sctp_o2o_shutdown(st);
+    uint64_t end = now_ms() + CLOSE_WAIT_MS;
+    sctp_o2o_drain(st);
+    while (sctp_o2o_live(st) > 0 && now_ms() < end) {
+        sleep_ms(1);
+        sctp_o2o_drain(st);
+    }
+    sctp_o2o_fini(st);
+}
+
 void sctp_inet_close(sctp_stack_t *st)
 {
     st->closing = true;
+    if (st->o2o != NULL) {
+        close_one_to_one(st);
+    }
     if (st->so != NULL) {
         /* Graceful first: queued data goes out, then SHUTDOWN; the peers
          * (their stack threads answer even outside MPI) see a shutdown. */
-        for (uint32_t i = 0; i < st->num_links; i++) {
+        for (uint32_t i = 0; i < st->num_links && !st->cfg.one_to_one; i++) {
             if (st->links[i].assoc_id != 0) {
                 struct sctp_sndinfo info = {.snd_flags = SCTP_EOF,
                                             .snd_assoc_id = st->links[i].assoc_id};
@@ -495,7 +585,7 @@ void sctp_inet_close(sctp_stack_t *st)
         }
         uint64_t end = now_ms() + CLOSE_WAIT_MS;
         read_notifications(st);
-        while (any_association(st) && now_ms() < end) {
+        while (!st->cfg.one_to_one && any_association(st) && now_ms() < end) {
             sleep_ms(1);
             read_notifications(st);
         }

@@ -19,6 +19,7 @@
 #include "btl_sctp_one2one.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,26 @@ static void on_upcall(struct socket *so, void *arg, int flags)
     mark_ready(s);
 }
 
+/* Inet mode: usrsctp's own threads call the upcalls, concurrently with
+ * progress, and possibly just after we freed a socket's record. So they
+ * touch nothing of ours but this process-wide counter; a drain that sees
+ * it moved reads every socket (and accepts). */
+static _Atomic uint64_t inet_wakeups;
+
+static void on_inet_upcall(struct socket *so, void *arg, int flags)
+{
+    (void) so;
+    (void) arg;
+    (void) flags;
+    atomic_fetch_add_explicit(&inet_wakeups, 1, memory_order_release);
+}
+
+static void set_upcall(sctp_stack_t *st, struct socket *so,
+                       void (*fn)(struct socket *, void *, int), void *arg)
+{
+    (void) usrsctp_set_upcall(so, st->cfg.inet ? on_inet_upcall : fn, arg);
+}
+
 static void on_listen_upcall(struct socket *so, void *arg, int flags)
 {
     sctp_stack_t *st = arg;
@@ -91,7 +112,7 @@ static sctp_o2o_sock_t *sock_new(sctp_stack_t *st, struct socket *so, uint32_t l
     }
     s->state = outbound ? SCTP_O2O_CONNECTING : SCTP_O2O_UP;
     o->socks[o->num_socks++] = s;
-    usrsctp_set_upcall(so, on_upcall, s);
+    set_upcall(st, so, on_upcall, s);
     mark_ready(s);   /* an accepted socket may hold data already */
     return s;
 }
@@ -201,19 +222,8 @@ static void link_use(sctp_stack_t *st, sctp_link_t *l, sctp_o2o_sock_t *s)
 static sctp_o2o_sock_t *connect_link(sctp_stack_t *st, uint32_t link)
 {
     sctp_link_t *l = &st->links[link];
-    struct socket *so = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
+    struct socket *so = sctp_stack_o2o_socket(st, link);
     if (so == NULL) {
-        return NULL;
-    }
-    char err[256];
-    struct sockaddr_conn me;
-    memset(&me, 0, sizeof(me));
-    me.sconn_family = AF_CONN;   /* port 0: any; no address: every registered one */
-    if (usrsctp_set_non_blocking(so, 1) != 0 || sctp_stack_set_options(st, so, err, sizeof(err)) != 0
-        || usrsctp_bind(so, (struct sockaddr *) &me, sizeof(me)) != 0) {
-        int e = errno;
-        close_so(so, true);
-        errno = e ? e : EIO;
         return NULL;
     }
     sctp_o2o_sock_t *s = sock_new(st, so, link, true);
@@ -223,12 +233,10 @@ static sctp_o2o_sock_t *connect_link(sctp_stack_t *st, uint32_t link)
         return NULL;
     }
     link_use(st, l, s);
-    struct sockaddr_conn to;
-    memset(&to, 0, sizeof(to));
-    to.sconn_family = AF_CONN;
-    to.sconn_port = htons(l->sctp_port);
-    to.sconn_addr = sctp_stack_conn_addr(st, link);
-    if (usrsctp_connect(so, (struct sockaddr *) &to, sizeof(to)) != 0 && errno != EINPROGRESS) {
+    struct sockaddr_storage to;
+    socklen_t tolen;
+    sctp_stack_peer_sockaddr(st, link, &to, &tolen);
+    if (usrsctp_connect(so, (struct sockaddr *) &to, tolen) != 0 && errno != EINPROGRESS) {
         int e = errno;
         s->state = SCTP_O2O_DEAD;
         s->abort = true;
@@ -446,18 +454,19 @@ static void accept_all(sctp_stack_t *st)
     sctp_o2o_t *o = st->o2o;
     o->listen_ready = false;
     for (;;) {
-        struct sockaddr_conn from;
+        struct sockaddr_storage from;
         socklen_t fromlen = sizeof(from);
         memset(&from, 0, sizeof(from));
         struct socket *so = usrsctp_accept(st->so, (struct sockaddr *) &from, &fromlen);
         if (so == NULL) {
             break;   /* EWOULDBLOCK: none left */
         }
-        uint32_t link;
+        /* conn: the link its datagrams came from; inet: its address and
+         * UDP port (a stranger link until it identifies itself). */
+        int link = sctp_stack_accepted_link(st, so, (struct sockaddr *) &from, fromlen);
         sctp_o2o_sock_t *s = NULL;
-        if (from.sconn_family != AF_CONN || sctp_stack_from_conn_addr(from.sconn_addr, &link) != st
-            || usrsctp_set_non_blocking(so, 1) != 0
-            || (s = sock_new(st, so, link, false)) == NULL) {
+        if (link < 0 || usrsctp_set_non_blocking(so, 1) != 0
+            || (s = sock_new(st, so, (uint32_t) link, false)) == NULL) {
             o->stats.refused++;   /* reached us through another stack's address */
             close_so(so, true);
             continue;
@@ -478,6 +487,16 @@ void sctp_o2o_drain(sctp_stack_t *st)
         return;
     }
     st->draining = true;
+    if (st->cfg.inet) {
+        uint64_t w = atomic_load_explicit(&inet_wakeups, memory_order_acquire);
+        if (w != o->wakeups_seen) {
+            o->wakeups_seen = w;   /* a later upcall moves it again */
+            o->listen_ready = true;
+            for (size_t i = 0; i < o->num_socks; i++) {
+                mark_ready(o->socks[i]);
+            }
+        }
+    }
     if (o->listen_ready && st->so != NULL && !st->closing) {
         accept_all(st);
     }
@@ -513,7 +532,7 @@ int sctp_o2o_init(sctp_stack_t *st, char *err, size_t errlen)
     }
     st->o2o->next_id = FIRST_ID;
     st->o2o->listen_ready = true;
-    if (usrsctp_set_upcall(st->so, on_listen_upcall, st) != 0) {
+    if (usrsctp_set_upcall(st->so, st->cfg.inet ? on_inet_upcall : on_listen_upcall, st) != 0) {
         snprintf(err, errlen, "usrsctp_set_upcall: %s", strerror(errno));
         return -1;
     }

@@ -50,6 +50,7 @@ typedef struct sctp_o2o {
     bool listen_ready;        /* the listener may have associations to accept */
     bool ident_owed;          /* an identification that confirms an association failed to go */
     uint32_t next_id;
+    uint64_t wakeups_seen;    /* inet mode: the upcall counter at the last drain */
     sctp_o2o_stats_t stats;
 } sctp_o2o_t;
 

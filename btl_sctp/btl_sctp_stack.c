@@ -128,6 +128,36 @@ int sctp_stack_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, soc
     return sctp_stack_from_conn_addr(sc.sconn_addr, &link) == st ? (int) link : -1;
 }
 
+struct socket *sctp_stack_o2o_socket(sctp_stack_t *st, uint32_t link)
+{
+    if (st->cfg.inet) {
+        return sctp_inet_o2o_socket(st, link);
+    }
+    struct socket *so = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
+    if (so == NULL) {
+        return NULL;
+    }
+    char err[256];
+    struct sockaddr_conn me;
+    memset(&me, 0, sizeof(me));
+    me.sconn_family = AF_CONN;   /* port 0: any; no address: every registered one */
+    if (usrsctp_set_non_blocking(so, 1) != 0 || sctp_stack_set_options(st, so, err, sizeof(err)) != 0
+        || usrsctp_bind(so, (struct sockaddr *) &me, sizeof(me)) != 0) {
+        int e = errno;
+        usrsctp_close(so);
+        errno = e ? e : EIO;
+        return NULL;
+    }
+    return so;
+}
+
+int sctp_stack_accepted_link(sctp_stack_t *st, struct socket *so, const struct sockaddr *from,
+                             socklen_t len)
+{
+    return st->cfg.inet ? sctp_inet_accepted_link(st, so, from, len)
+                        : sctp_stack_link_of_sockaddr(st, from, len, true);
+}
+
 /* usrsctp's only way out: one SCTP packet to the peer the address names. */
 static int sctp_conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uint8_t set_df)
 {

@@ -122,6 +122,8 @@ typedef struct sctp_stack {
     size_t num_socks;
     struct socket *so;            /* the one-to-many SCTP socket (one-to-one: the listener) */
     struct sctp_o2o *o2o;         /* one-to-one style: the per-peer sockets */
+    int inet_family;              /* inet mode: the sockets' family (AF_INET6 with any
+                                     IPv6 address) */
     sctp_link_t *links;
     uint32_t num_links, cap_links;
     uint32_t last_rx_link;        /* cache: datagrams come in runs from one peer */
@@ -230,6 +232,14 @@ int sctp_o2o_init(sctp_stack_t *st, char *err, size_t errlen);
  * -1 with errno EAGAIN until its association is up and ours to use. */
 long sctp_o2o_sendv(sctp_stack_t *st, uint32_t link, const void *data, size_t len,
                     struct sctp_sndinfo *info);
+/* A non-blocking socket with the stack's options, bound for a connect
+ * to link (NULL with errno): AF_CONN in conn mode; in inet mode on our
+ * addresses and a port of its own, with the link's encapsulation port. */
+struct socket *sctp_stack_o2o_socket(sctp_stack_t *st, uint32_t link);
+/* The link of an association accepted on so from the peer address from
+ * (created for a stranger), or -1. */
+int sctp_stack_accepted_link(sctp_stack_t *st, struct socket *so, const struct sockaddr *from,
+                             socklen_t len);
 /* Accept new associations and read the sockets marked readable. */
 void sctp_o2o_drain(sctp_stack_t *st);
 /* Abort the link's association (the rest it queued is dropped). */
@@ -252,6 +262,9 @@ uint16_t sctp_inet_udp_port(void);
 void sctp_inet_peer_sockaddr(const sctp_stack_t *st, uint32_t link,
                              struct sockaddr_storage *ss, socklen_t *len);
 void sctp_inet_prepare_send(sctp_stack_t *st, uint32_t link);
+struct socket *sctp_inet_o2o_socket(sctp_stack_t *st, uint32_t link);
+int sctp_inet_accepted_link(sctp_stack_t *st, struct socket *so, const struct sockaddr *from,
+                            socklen_t len);
 int sctp_inet_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
                                bool create);
 
