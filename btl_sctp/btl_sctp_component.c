@@ -1,8 +1,7 @@
 /*
  * btl sctp component: MCA parameters, open/close, init.
- * Built so far: mode conn with style one-to-many (one module for all peers)
- * or one-to-one (one module per local interface), and mode inet with style
- * one-to-many. Other combinations claim no peers, with a message saying so.
+ * Modes conn and inet, each with style one-to-many (one module for all
+ * peers) or one-to-one (one module per local interface).
  */
 #include "btl_sctp.h"
 

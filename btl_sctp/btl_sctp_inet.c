@@ -468,6 +468,14 @@ int sctp_inet_open(sctp_stack_t *st, char *err, size_t errlen)
      * (multihoming); the SCTP port numbered as our UDP port, or any when a
      * second stack of this process has it (tests). */
     int rc = bind_all(st, st->so, udp_port);
+    if (rc == EADDRINUSE && c->one_to_one) {
+        /* A peer finds our one-to-one associations by our UDP port. */
+        snprintf(err, errlen, "style one-to-one in mode inet needs SCTP port %u (the UDP "
+                 "encapsulation port) on every address, and another stack of this process "
+                 "holds it on one of them: select interfaces with distinct addresses",
+                 udp_port);
+        goto fail_stack;
+    }
     if (rc == EADDRINUSE) {
         rc = bind_all(st, st->so, 0);
     }

@@ -490,6 +490,20 @@ static uint16_t choose_stream(mca_btl_sctp_module_t *m, mca_btl_sctp_endpoint_t 
     return sid < ep->num_streams ? sid : 0;
 }
 
+/* A send usrsctp refused for good (rc: -errno): say so once, naming the
+ * peer; ob1 then ends the job. */
+static int send_failed(mca_btl_sctp_module_t *m, mca_btl_sctp_endpoint_t *ep, int rc)
+{
+    if (!m->failed) {
+        m->failed = 1;
+        ESP_ERROR("btl sctp: sending to rank %u (host %s) failed: %s; ending the job",
+                  ep->proc ? (unsigned) ep->proc->proc_name.vpid : 0u,
+                  ep->proc && ep->proc->proc_hostname ? ep->proc->proc_hostname : "?",
+                  strerror(rc < 0 ? -rc : EIO));
+    }
+    return OPAL_ERR_UNREACH;
+}
+
 /* A fragment that waited went out (or never will): tell ob1 now. */
 static void frag_complete_later(mca_btl_sctp_module_t *m, mca_btl_sctp_frag_t *f, int status)
 {
@@ -540,7 +554,7 @@ static void flush_pending(mca_btl_sctp_module_t *m)
         }
         opal_list_remove_item(&m->pending, it);
         es->pending--;
-        frag_complete_later(m, f, rc == 0 ? OPAL_SUCCESS : OPAL_ERR_UNREACH);
+        frag_complete_later(m, f, rc == 0 ? OPAL_SUCCESS : send_failed(m, ep, rc));
         it = next;
     }
 }
@@ -565,7 +579,7 @@ static int sctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
     }
     SCTP_UNLOCK(m);
     if (rc != 0) {
-        return OPAL_ERR_UNREACH;   /* the peer failed: the job is ending */
+        return send_failed(m, ep, rc);   /* the job is ending */
     }
     /* usrsctp holds its own copy: done for ob1 now. */
     if (des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) {
@@ -610,7 +624,7 @@ static int sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
             opal_convertor_set_position(conv, &pos);
             if (rc != -EAGAIN) {
                 SCTP_UNLOCK(m);
-                return OPAL_ERR_UNREACH;
+                return send_failed(m, ep, rc);
             }
         }
         SCTP_UNLOCK(m);

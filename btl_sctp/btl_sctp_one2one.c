@@ -249,6 +249,13 @@ static sctp_o2o_sock_t *connect_link(sctp_stack_t *st, uint32_t link)
     return s;
 }
 
+/* What usrsctp says of a one-to-one socket whose association is shutting
+ * down, aborted, or freed. */
+static bool association_gone(int e)
+{
+    return e == ECONNRESET || e == EPIPE || e == ENOTCONN || e == ENOENT;
+}
+
 long sctp_o2o_sendv(sctp_stack_t *st, uint32_t link, const void *data, size_t len,
                     struct sctp_sndinfo *info)
 {
@@ -269,9 +276,11 @@ long sctp_o2o_sendv(sctp_stack_t *st, uint32_t link, const void *data, size_t le
     }
     long r = (long) usrsctp_sendv(s->so, data, len, NULL, 0, info, sizeof(*info),
                                 SCTP_SENDV_SNDINFO, 0);
-    if (r < 0 && (errno == ECONNRESET || errno == EPIPE || errno == ENOTCONN)) {
-        /* The association is going: its notification, read next, says
-         * whether that ends the job (a loss) or not (an election). */
+    if (r < 0 && association_gone(errno)) {
+        /* The association is going or gone (ENOENT: freed; in inet mode
+         * usrsctp's threads get there before we read its notification):
+         * the notification, read next, says whether that ends the job (a
+         * loss) or not (an election). */
         mark_ready(s);
         errno = EAGAIN;
     }
@@ -398,6 +407,11 @@ static void read_sock(sctp_stack_t *st, sctp_o2o_sock_t *s)
         int flags;
         long n = sctp_assoc_recv(st, s->so, &from, &fromlen, &rcv, &has_info, &flags);
         if (n < 0) {
+            if (s->state != SCTP_O2O_CONNECTING && association_gone(errno)) {
+                /* Gone and no notification left to say how: lost, so
+                 * that no send waits for it for ever. */
+                sock_gone(st, s, SCTP_COMM_LOST);
+            }
             break;   /* EWOULDBLOCK: drained */
         }
         if (flags & MSG_NOTIFICATION) {
@@ -490,6 +504,7 @@ void sctp_o2o_drain(sctp_stack_t *st)
     if (st->cfg.inet) {
         uint64_t w = atomic_load_explicit(&inet_wakeups, memory_order_acquire);
         if (w != o->wakeups_seen) {
+            o->stats.upcalls += w - o->wakeups_seen;   /* the process's, all stacks */
             o->wakeups_seen = w;   /* a later upcall moves it again */
             o->listen_ready = true;
             for (size_t i = 0; i < o->num_socks; i++) {
