@@ -14,9 +14,11 @@
  * UDP port is unique among the ranks sharing an IP address, so (address,
  * SCTP port) names one rank (an SCTP port picked by usrsctp could repeat).
  */
+#define _GNU_SOURCE   /* dladdr, RTLD_NODELETE */
 #include "btl_sctp_stack.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -144,6 +146,21 @@ static void on_usrsctp_message(const char *fmt, ...)
     }
 }
 
+/* usrsctp's threads can outlive our close: usrsctp_finish refuses while
+ * associations are still being freed, and we stop asking after
+ * FINISH_WAIT_MS. Open MPI dlcloses the component at finalize, which would
+ * unmap libusrsctp (and our upcall) under them. Keep both loaded to exit. */
+static void keep_code_loaded(void)
+{
+    const void *code[] = {(const void *) &keep_code_loaded, (const void *) &usrsctp_init};
+    for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++) {
+        Dl_info di;
+        if (dladdr(code[i], &di) != 0 && di.dli_fname != NULL) {
+            (void) dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+        }
+    }
+}
+
 /* Start usrsctp on a UDP port it really holds for every family we use. */
 static int start_usrsctp(bool need4, bool need6, char *err, size_t errlen)
 {
@@ -157,6 +174,7 @@ static int start_usrsctp(bool need4, bool need6, char *err, size_t errlen)
         if ((!need4 || process_holds_udp_port(AF_INET, port))
             && (!need6 || process_holds_udp_port(AF_INET6, port))) {
             udp_port = port;
+            keep_code_loaded();
             usrsctp_sysctl_set_sctp_ecn_enable(0);
             /* Copy chunks of up to ~100 KB into the packet's clusters
              * instead of chaining their mbufs: fewer mbufs per packet. */
