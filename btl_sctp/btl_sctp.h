@@ -95,6 +95,8 @@ int mca_btl_sctp_progress(void);
 void sctp_stats_report(mca_btl_sctp_module_t *m);
 /* The same counters as MPI_T performance variables btl_sctp_<name>. */
 void sctp_stats_register_pvars(void);
+/* Print every module's state on fd (a hung job: called from gdb). */
+void mca_btl_sctp_dump_state(int fd);
 
 #define SCTP_LOCK(m) OPAL_THREAD_LOCK(&(m)->base.lock)
 #define SCTP_UNLOCK(m) OPAL_THREAD_UNLOCK(&(m)->base.lock)

@@ -8,6 +8,8 @@
  * performance variables btl_sctp_<name>.
  */
 #include "btl_sctp.h"
+#include "btl_sctp_endpoint.h"
+#include "btl_sctp_frag.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -146,4 +148,55 @@ void sctp_stats_report(mca_btl_sctp_module_t *m)
     print_line(rank, v, N_BTL, N_STACK, NULL);
     print_line(rank, v, N_BTL + N_STACK, NCOUNTERS - N_BTL - N_STACK,
                esp_fault_stats_format(&faults, fline, sizeof(fline)));
+}
+
+/* ------------------------------------------------ state of a hung job */
+
+/* Print on fd the state of every module, each line starting "btl sctp
+ * state rank N:": counters, the fragments waiting for send-buffer room,
+ * each peer's association. For a run that hangs: test/mpi/run calls it
+ * from gdb while the process is stopped. So it takes no lock (a stopped
+ * thread may hold one), does not allocate, and bounds every walk (a list
+ * may be half-changed). */
+void mca_btl_sctp_dump_state(int fd)
+{
+    const mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+    unsigned rank = (unsigned) OPAL_PROC_MY_NAME.vpid;
+    dprintf(fd, "btl sctp state rank %u: %zu module(s), mode %s, style %s\n", rank,
+            c->num_modules, c->mode == SCTP_MODE_INET ? "inet" : "conn",
+            c->style == SCTP_STYLE_ONE_TO_ONE ? "one-to-one" : "one-to-many");
+    for (size_t i = 0; i < c->num_modules && i < ESP_MODEX_MAX_ADDRS; i++) {
+        mca_btl_sctp_module_t *m = c->modules[i];
+        if (m == NULL) {
+            continue;
+        }
+        uint64_t v[NCOUNTERS];
+        collect(m, v, NULL);
+        dprintf(fd, "btl sctp state rank %u: module %zu open=%d failed=%d pending=%zu", rank, i,
+                (int) m->stack_open, m->failed, opal_list_get_size(&m->pending));
+        for (size_t k = 0; k < NCOUNTERS; k++) {
+            if (v[k] != 0) {
+                dprintf(fd, " %s=%llu", counters[k].name, (unsigned long long) v[k]);
+            }
+        }
+        dprintf(fd, "\n");
+        const sctp_stack_t *st = &m->stack;
+        for (uint32_t l = 0; l < st->num_links && l < 4096; l++) {
+            const sctp_link_t *k = &st->links[l];
+            if (!k->in_use) {
+                continue;
+            }
+            unsigned waiting = 0;
+            opal_list_item_t *it = opal_list_get_first(&m->pending);
+            for (int n = 0; n < 100000 && it != opal_list_get_end(&m->pending);
+                 n++, it = opal_list_get_next(it)) {
+                const mca_btl_sctp_frag_t *f = (const mca_btl_sctp_frag_t *) it;
+                waiting += f->endpoint != NULL && f->endpoint->link == l;
+            }
+            dprintf(fd, "btl sctp state rank %u:   link %u vpid %u assoc %u ident tx=%d rx=%d "
+                    "failed=%d stranger=%d out_streams=%u waiting=%u\n", rank, l, k->vpid,
+                    k->assoc_id, (int) k->ident_tx, (int) k->ident_rx, (int) k->failed,
+                    (int) k->stranger, k->out_streams, waiting);
+        }
+    }
 }
