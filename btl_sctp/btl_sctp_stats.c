@@ -154,10 +154,10 @@ void sctp_stats_report(mca_btl_sctp_module_t *m)
 
 /* Print on fd the state of every module, each line starting "btl sctp
  * state rank N:": counters, the fragments waiting for send-buffer room,
- * each peer's association. For a run that hangs: test/mpi/run calls it
- * from gdb while the process is stopped. So it takes no lock (a stopped
- * thread may hold one), does not allocate, and bounds every walk (a list
- * may be half-changed). */
+ * each peer's association. For a run that hangs: the test runners call it
+ * from gdb (test/lib/stacks.sh) while the process is stopped. So it takes
+ * no lock (a stopped thread may hold one), does not allocate, and bounds
+ * every walk (a list may be half-changed). */
 void mca_btl_sctp_dump_state(int fd)
 {
     const mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
