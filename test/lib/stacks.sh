@@ -48,6 +48,29 @@ stacks_summary() {
          END { if (out != "") print out }' "$1" 2>/dev/null
 }
 
+# stacks_watch TIMEOUT PROG PID OUTFILE: in the background, 30 s before
+# TIMEOUT (when above 40 s), dump the stacks of PID's descendants named
+# PROG into OUTFILE. Sets stacks_watcher; stacks_unwatch ends it.
+stacks_watch() {
+    stacks_watcher=
+    rm -f "$4"
+    [[ $1 -gt 40 ]] || return 0
+    (sleep $(($1 - 30)) && stacks_dump "$2" $(stacks_descendants "$3") >"$4") 2>/dev/null &
+    stacks_watcher=$!
+}
+
+stacks_unwatch() {
+    [[ -n ${stacks_watcher:-} ]] || return 0
+    pkill -P "$stacks_watcher" 2>/dev/null   # its sleep
+    kill "$stacks_watcher" 2>/dev/null
+    wait "$stacks_watcher" 2>/dev/null
+    stacks_watcher=
+}
+
+# stacks_log FILE: the run's log without btl sctp's state lines, which
+# stacks_report shows apart.
+stacks_log() { grep -av '^btl sctp state' "$1" 2>/dev/null; }
+
 # stacks_report STACKFILE LOG: what a FAIL report shows of them.
 stacks_report() {
     [[ -s $1 ]] || return 0
