@@ -17,10 +17,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <usrsctp.h>
 
-/* One SCTP message on stream sid. */
-static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *data, size_t len)
+/* usrsctp's SCTP_GET_SNDBUF_USE (its netinet/sctp.h; usrsctp.h lacks it):
+ * the bytes queued on an association. */
+#define SCTP_SNDBUF_USE_OPT 0x00001101
+struct sctp_sndbuf_use {
+    sctp_assoc_t assoc_id;
+    uint32_t total_sndbuf;
+    uint32_t total_recv_buf;
+};
+
+/* Bytes usrsctp takes whole on the link's association now: under explicit
+ * EOR it takes any part of a message that fits, so a message goes only
+ * when all of it fits. The queued bytes include the chunks' overhead,
+ * which usrsctp's own test leaves out: an underestimate, never more. */
+static size_t send_room(sctp_stack_t *st, const sctp_link_t *l)
+{
+    struct socket *so = st->cfg.one_to_one ? sctp_o2o_link_socket(l) : st->so;
+    struct sctp_sndbuf_use u = {.assoc_id = st->cfg.one_to_one ? 0 : (sctp_assoc_t) l->assoc_id};
+    socklen_t n = sizeof(u);
+    if (so == NULL || (!st->cfg.one_to_one && l->assoc_id == 0)
+        || usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_SNDBUF_USE_OPT, &u, &n) != 0) {
+        return st->sndbuf_limit;   /* no association yet: the first send makes an empty one */
+    }
+    return u.total_sndbuf < st->sndbuf_limit ? st->sndbuf_limit - u.total_sndbuf : 0;
+}
+
+/* A piece of a message on stream sid (eor: its last). Returns the bytes
+ * usrsctp took (under explicit EOR possibly fewer than len, even 0), or
+ * -errno (-EAGAIN: send buffer full). */
+static long send_piece(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *data, size_t len,
+                       bool eor, uint16_t flags)
 {
     sctp_link_t *l = &st->links[link];
     struct sockaddr_storage to;
@@ -31,10 +60,7 @@ static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *d
     }
     struct sctp_sndinfo info = {
         .snd_sid = sid,
-        /* The thesis's I-bit (btl_sctp_sack_immediately): a message of one
-         * packet is SACKed at once. Off, the SACK rides on the peer's next
-         * packet (an MPI reply) or follows every second packet. */
-        .snd_flags = st->cfg.sack_immediately && len <= st->cfg.pmtu ? SCTP_SACK_IMMEDIATELY : 0,
+        .snd_flags = (uint16_t) (flags | (eor ? SCTP_EOR : 0)),
         .snd_ppid = htonl(SCTP_WIRE_PPID),
     };
     (void) tolen;   /* usrsctp_sendv takes an address count, not a length */
@@ -44,20 +70,129 @@ static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *d
                                                    &info, sizeof(info), SCTP_SENDV_SNDINFO, 0);
     if (n < 0) {
         int e = errno;
-        if (e == EWOULDBLOCK || e == EAGAIN) {
-            st->stats.tx_busy++;
-            return -EAGAIN;
-        }
-        return -(e ? e : EIO);
-    }
-    if ((size_t) n != len) {
-        return -EIO;   /* never for SOCK_SEQPACKET without explicit EOR */
+        return e == EWOULDBLOCK || e == EAGAIN ? -EAGAIN : -(e ? e : EIO);
     }
     if (l->assoc_id == 0 && !st->cfg.one_to_one) {
         /* The association the first send made: for notifications about it. */
         l->assoc_id = (uint32_t) usrsctp_getassocid(st->so, (struct sockaddr *) &to);
     }
+    return (long) n;
+}
+
+static void rest_drop(sctp_stack_t *st, sctp_link_t *l)
+{
+    if (l->rest != NULL) {
+        free(l->rest);
+        l->rest = NULL;
+        st->rests--;
+    }
+}
+
+/* usrsctp took the first done bytes of a message: keep the end, so that
+ * the caller may reuse its buffers (and ob1 complete the fragment). */
+static int rest_keep(sctp_stack_t *st, sctp_link_t *l, uint16_t sid, const struct iovec *iov,
+                     int iovcnt, size_t done)
+{
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        total += iov[i].iov_len;
+    }
+    l->rest = malloc(total - done);
+    if (l->rest == NULL) {
+        return -ENOMEM;   /* half a message is out: the link cannot go on */
+    }
+    size_t at = 0, skip = done;
+    for (int i = 0; i < iovcnt; i++) {
+        size_t take = iov[i].iov_len > skip ? iov[i].iov_len - skip : 0;
+        memcpy(l->rest + at, (const uint8_t *) iov[i].iov_base + (iov[i].iov_len - take), take);
+        at += take;
+        skip -= iov[i].iov_len - take;
+    }
+    l->rest_len = total - done;
+    l->rest_off = 0;
+    l->rest_sid = sid;
+    st->rests++;
+    st->stats.tx_split++;
     return 0;
+}
+
+/* Push the link's kept end of a message: 0 when none is left, else
+ * -EAGAIN or -errno. */
+static int rest_send(sctp_stack_t *st, uint32_t link)
+{
+    sctp_link_t *l = &st->links[link];
+    while (l->rest != NULL && l->rest_off < l->rest_len) {
+        long n = send_piece(st, link, l->rest_sid, l->rest + l->rest_off,
+                            l->rest_len - l->rest_off, true, 0);
+        if (n <= 0) {
+            return n == 0 ? -EAGAIN : (int) n;
+        }
+        l->rest_off += (size_t) n;
+    }
+    rest_drop(st, l);
+    return 0;
+}
+
+uint32_t sctp_assoc_send_rests(sctp_stack_t *st)
+{
+    for (uint32_t i = 0; st->rests > 0 && i < st->num_links; i++) {
+        sctp_link_t *l = &st->links[i];
+        if (l->rest != NULL && rest_send(st, i) != 0 && l->failed) {
+            rest_drop(st, l);   /* the peer is lost: the job ends with its message */
+        }
+    }
+    return st->rests;
+}
+
+/* One SCTP message on stream sid, in pieces: all of it or none. */
+static int send_message(sctp_stack_t *st, uint32_t link, uint16_t sid, const struct iovec *iov,
+                        int iovcnt)
+{
+    sctp_link_t *l = &st->links[link];
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].iov_len == 0) {
+            return -EINVAL;   /* the last piece carries the EOR */
+        }
+        total += iov[i].iov_len;
+    }
+    if (total > send_room(st, l)) {
+        st->stats.tx_busy++;
+        return -EAGAIN;
+    }
+    /* The thesis's I-bit (btl_sctp_sack_immediately): a message of one
+     * packet is SACKed at once. Off, the SACK rides on the peer's next
+     * packet (an MPI reply) or follows every second packet. */
+    uint16_t flags = st->cfg.sack_immediately && total <= st->cfg.pmtu ? SCTP_SACK_IMMEDIATELY : 0;
+    size_t done = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        for (size_t off = 0; off < iov[i].iov_len;) {
+            long n = send_piece(st, link, sid, (const uint8_t *) iov[i].iov_base + off,
+                                iov[i].iov_len - off, i == iovcnt - 1, flags);
+            if (n > 0) {
+                off += (size_t) n;
+                done += (size_t) n;
+                continue;
+            }
+            if (done == 0) {
+                if (n == 0 || n == -EAGAIN) {
+                    st->stats.tx_busy++;
+                    return -EAGAIN;
+                }
+                return (int) n;
+            }
+            /* Room ran out after all (usrsctp's queue limit of chunks):
+             * usrsctp holds the start, the link keeps the end. */
+            return n == 0 || n == -EAGAIN ? rest_keep(st, l, sid, iov, iovcnt, done) : (int) n;
+        }
+    }
+    return 0;
+}
+
+static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *data, size_t len)
+{
+    struct iovec iov = {(void *) data, len};
+    return send_message(st, link, sid, &iov, 1);
 }
 
 /* Drop every half-received message of the link (its association is gone). */
@@ -123,14 +258,22 @@ uint16_t sctp_assoc_stream(sctp_stack_t *st, uint32_t link, uint8_t tag, const v
     return sid;
 }
 
-int sctp_assoc_send_on(sctp_stack_t *st, uint32_t link, uint16_t sid, void *data, size_t len)
+int sctp_assoc_sendv(sctp_stack_t *st, uint32_t link, uint16_t sid, const struct iovec *iov,
+                     int iovcnt)
 {
-    if (link >= st->num_links || st->so == NULL || len < sizeof(sctp_wire_hdr_t)) {
+    if (link >= st->num_links || st->so == NULL || iovcnt < 1
+        || iov[0].iov_len < sizeof(sctp_wire_hdr_t)) {
         return -EINVAL;
     }
     sctp_link_t *l = &st->links[link];
     if (l->failed) {
         return -EPIPE;
+    }
+    if (l->rest != NULL) {
+        int rc = rest_send(st, link);   /* nothing passes a message's kept end */
+        if (rc != 0) {
+            return rc;
+        }
     }
     if (sid >= l->out_streams) {
         sid = 0;   /* chosen for an association that is gone, or not known yet */
@@ -158,13 +301,21 @@ int sctp_assoc_send_on(sctp_stack_t *st, uint32_t link, uint16_t sid, void *data
             st->stream_stats.ident_extra++;
         }
     }
-    int rc = send_one(st, link, sid, data, len);
+    int rc = send_message(st, link, sid, iov, iovcnt);
     if (rc == 0) {
         st->stats.tx_msgs++;
-        st->stats.tx_bytes += len;
+        for (int i = 0; i < iovcnt; i++) {
+            st->stats.tx_bytes += iov[i].iov_len;
+        }
         st->stream_stats.tx_stream[sid < SCTP_STREAMS_COUNTED ? sid : SCTP_STREAMS_COUNTED]++;
     }
     return rc;
+}
+
+int sctp_assoc_send_on(sctp_stack_t *st, uint32_t link, uint16_t sid, void *data, size_t len)
+{
+    struct iovec iov = {data, len};
+    return sctp_assoc_sendv(st, link, sid, &iov, 1);
 }
 
 int sctp_assoc_send(sctp_stack_t *st, uint32_t link, void *data, size_t len)
@@ -195,12 +346,14 @@ void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why)
     l->ident_tx = l->ident_rx = false;
     reasm_clear(l);
     streams_reset(l);
+    rest_drop(st, l);
 }
 
-void sctp_assoc_link_fini(sctp_link_t *l)
+void sctp_assoc_link_fini(sctp_stack_t *st, sctp_link_t *l)
 {
     streams_reset(l);
     reasm_clear(l);
+    rest_drop(st, l);
 }
 
 /* ------------------------------------------------------------ receive */
@@ -254,11 +407,13 @@ static sctp_link_t *link_by_assoc(sctp_stack_t *st, uint32_t assoc_id, uint32_t 
     return l;
 }
 
-/* A new association on a link: identification starts over. */
-static void new_association(sctp_link_t *l, uint32_t assoc_id)
+/* A new association on a link: identification starts over (a message's
+ * kept end belonged to the old one). */
+static void new_association(sctp_stack_t *st, sctp_link_t *l, uint32_t assoc_id)
 {
     l->assoc_id = assoc_id;
     l->ident_rx = false;
+    rest_drop(st, l);
     reasm_clear(l);
     streams_reset(l);   /* its COMM_UP tells the streams (until then: stream 0) */
 }
@@ -271,6 +426,7 @@ static void association_ended(sctp_stack_t *st, uint32_t index, sctp_link_t *l, 
     l->ident_tx = l->ident_rx = false;
     reasm_clear(l);
     streams_reset(l);
+    rest_drop(st, l);
     if (failure && in_use && !st->closing) {
         l->failed = true;
         if (st->ops.peer_failed != NULL) {
@@ -301,7 +457,7 @@ static void on_notification(sctp_stack_t *st, const uint8_t *buf, size_t len)
         case SCTP_COMM_UP:
             st->stats.assoc_up++;
             if (l != NULL && l->assoc_id != (uint32_t) ac->sac_assoc_id) {
-                new_association(l, (uint32_t) ac->sac_assoc_id);
+                new_association(st, l, (uint32_t) ac->sac_assoc_id);
             }
             if (l != NULL && l->out_streams != ac->sac_outbound_streams) {
                 /* What the peer granted: the streams we may send on. */
@@ -486,7 +642,7 @@ void sctp_assoc_input(sctp_stack_t *st, uint32_t index, uint32_t assoc_id, uint1
         return;   /* queued before our abort */
     }
     if (assoc_id != l->assoc_id) {
-        new_association(l, assoc_id);
+        new_association(st, l, assoc_id);
     }
     sctp_reasm_t *r = sid < l->reasm_streams ? &l->reasm[sid] : NULL;
     if ((flags & MSG_EOR) && (r == NULL || r->len == 0)) {

@@ -594,6 +594,7 @@ static void close_one_to_one(sctp_stack_t *st)
 
 void sctp_inet_close(sctp_stack_t *st)
 {
+    sctp_stack_flush_rests(st);
     st->closing = true;
     if (st->o2o != NULL) {
         close_one_to_one(st);
@@ -626,7 +627,7 @@ void sctp_inet_close(sctp_stack_t *st)
         }
     }
     for (uint32_t i = 0; i < st->num_links; i++) {
-        sctp_assoc_link_fini(&st->links[i]);
+        sctp_assoc_link_fini(st, &st->links[i]);
     }
     free(st->links);
     st->links = NULL;

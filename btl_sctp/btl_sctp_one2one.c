@@ -208,7 +208,7 @@ static void link_use(sctp_stack_t *st, sctp_link_t *l, sctp_o2o_sock_t *s)
     sctp_o2o_sock_t *old = l->o2o;
     l->o2o = s;
     l->o2o_await = false;
-    sctp_assoc_link_fini(l);   /* reassembly, streams, identification per stream */
+    sctp_assoc_link_fini(st, l);   /* reassembly, streams, identification per stream */
     l->assoc_id = s->id;
     l->ident_tx = l->ident_rx = false;
     if (old != NULL && old != s) {
@@ -296,6 +296,12 @@ void sctp_o2o_abort(sctp_stack_t *st, sctp_link_t *l)
         s->abort = true;
         l->o2o = NULL;
     }
+}
+
+struct socket *sctp_o2o_link_socket(const sctp_link_t *l)
+{
+    const sctp_o2o_sock_t *s = l->o2o;
+    return s != NULL && s->state == SCTP_O2O_UP ? s->so : NULL;
 }
 
 /* ---------------------------------------------------------- receive */

@@ -316,9 +316,19 @@ int sctp_stack_set_options(sctp_stack_t *st, struct socket *so, char *err, size_
         || opt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof(pp), "SCTP_PEER_ADDR_PARAMS",
                err, errlen)
         || opt(so, IPPROTO_SCTP, SCTP_DELAYED_SACK, &sack, sizeof(sack), "SCTP_DELAYED_SACK",
-               err, errlen)) {
+               err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_EXPLICIT_EOR, &one, sizeof(one), "SCTP_EXPLICIT_EOR", err,
+               errlen)) {
         return -1;
     }
+    /* Explicit EOR: a message can go in pieces, the headers and then the
+     * payload from the user's buffer (btl_sctp_assoc.c), which saves a
+     * copy. It also lets usrsctp take part of a message, so assoc.c sends
+     * one only when all of it fits in what usrsctp made of SO_SNDBUF. */
+    int got = 0;
+    socklen_t gotlen = sizeof(got);
+    st->sndbuf_limit = usrsctp_getsockopt(so, SOL_SOCKET, SO_SNDBUF, &got, &gotlen) == 0 && got > 0
+                           ? (size_t) got : c->so_sndbuf;
     static const uint16_t events[] = {SCTP_ASSOC_CHANGE, SCTP_SHUTDOWN_EVENT,
                                       SCTP_PARTIAL_DELIVERY_EVENT};
     for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
@@ -542,6 +552,20 @@ int sctp_stack_poll(sctp_stack_t *st)
 
 /* ---------------------------------------------------------- close */
 
+void sctp_stack_flush_rests(sctp_stack_t *st)
+{
+    uint64_t end = esp_dgram_now_ns() + (uint64_t) CLOSE_WAIT_MS * 1000000u;
+    while (st->so != NULL && sctp_assoc_send_rests(st) > 0 && esp_dgram_now_ns() < end) {
+        if (!st->cfg.inet) {
+            uint64_t now = esp_dgram_now_ns();
+            read_input(st, now);
+            advance_timers(st, now / 1000000u);
+        }
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 void sctp_stack_close(sctp_stack_t *st)
 {
     if (st->cfg.inet) {
@@ -549,6 +573,7 @@ void sctp_stack_close(sctp_stack_t *st)
         return;
     }
     bool finished = false;   /* usrsctp_finish succeeded: the stack is gone */
+    sctp_stack_flush_rests(st);
     st->closing = true;
     if (st->so != NULL) {
         /* Graceful: queued data goes out, then SHUTDOWN; the peers see a
@@ -589,7 +614,7 @@ void sctp_stack_close(sctp_stack_t *st)
         if (!finished) {
             usrsctp_deregister_address(sctp_stack_conn_addr(st, i));
         }
-        sctp_assoc_link_fini(&st->links[i]);
+        sctp_assoc_link_fini(st, &st->links[i]);
     }
     if (st->instance >= 0 && stacks[st->instance] == st) {
         stacks[st->instance] = NULL;

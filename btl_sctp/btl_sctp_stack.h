@@ -69,6 +69,8 @@ typedef struct sctp_stack_config {
 
 typedef struct sctp_stack_stats {
     uint64_t tx_msgs, tx_bytes, tx_busy;        /* busy: send buffer full, retried later */
+    uint64_t tx_split;                          /* messages usrsctp took only the start of:
+                                                   the BTL kept their end (rest) */
     uint64_t rx_msgs, rx_bytes, rx_partial;     /* partial: pieces before MSG_EOR */
     uint64_t rx_unknown_src;                    /* datagrams from strangers over the limit */
     uint64_t rx_bad;                            /* malformed messages: dropped */
@@ -111,6 +113,12 @@ typedef struct sctp_link {
     /* one-to-one style (btl_sctp_one2one.c) */
     struct sctp_o2o_sock *o2o;    /* the socket of the association in use; NULL: none yet */
     bool o2o_await;               /* the peer closed ours for its own: wait for it */
+    /* The end of a message usrsctp took only the start of (explicit EOR
+     * lets it take any part that fits): it goes before anything else on
+     * the link, on the same stream (btl_sctp_assoc.c). NULL: none. */
+    uint8_t *rest;
+    size_t rest_len, rest_off;
+    uint16_t rest_sid;
 } sctp_link_t;
 
 typedef struct sctp_stack {
@@ -132,6 +140,8 @@ typedef struct sctp_stack {
     size_t rxbuf_size;
     bool draining;                /* no nested receive loop from a delivery */
     bool closing;
+    size_t sndbuf_limit;          /* the SCTP socket's send buffer as usrsctp took it */
+    uint32_t rests;               /* links holding a message's end (sctp_link_t.rest) */
     sctp_stack_stats_t stats;
     sctp_streams_stats_t stream_stats;  /* btl_sctp_assoc.c: per stream, what was chosen */
 } sctp_stack_t;
@@ -143,6 +153,10 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
 /* Shut associations down gracefully (bounded wait), close, and stop usrsctp
  * with the last stack. */
 void sctp_stack_close(sctp_stack_t *st);
+/* Send the ends of messages the links still hold (sctp_link_t.rest; ob1
+ * counted them sent) before a close: bounded wait. In conn mode the SACKs
+ * that make room are read here; in inet mode usrsctp's threads read them. */
+void sctp_stack_flush_rests(sctp_stack_t *st);
 
 /* SCTP's CRC32c of a packet (RFC 9260 §6.8, Appendix B): over the whole
  * packet with its checksum field (bytes 8..11) taken as zero. The field
@@ -181,6 +195,16 @@ uint16_t sctp_assoc_stream(sctp_stack_t *st, uint32_t link, uint8_t tag, const v
  * The peer's identification goes first on every stream before its first
  * use, so data never overtakes it. */
 int sctp_assoc_send_on(sctp_stack_t *st, uint32_t link, uint16_t sid, void *data, size_t len);
+/* The same for a message in pieces (each non-empty), sent as one SCTP
+ * message: the headers in one buffer, the payload in place in another.
+ * All of it or none is taken (0 or -EAGAIN as above); the pieces are not
+ * used after the call. */
+struct iovec;
+int sctp_assoc_sendv(sctp_stack_t *st, uint32_t link, uint16_t sid, const struct iovec *iov,
+                     int iovcnt);
+/* Send the ends of messages usrsctp took only part of (after a poll has
+ * made room); returns how many links still hold one. */
+uint32_t sctp_assoc_send_rests(sctp_stack_t *st);
 
 /* One usrsctp_recvv off so into st->rxbuf (a message, a piece of one or a
  * notification): its length, or -1 when nothing waits. *has_info: rcv
@@ -201,8 +225,8 @@ void sctp_assoc_notification(sctp_stack_t *st, int flags, const uint8_t *buf, si
 /* Abort a link's association (bad identification, a stranger we reject). */
 void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why);
 
-/* Free per-link receive state. */
-void sctp_assoc_link_fini(sctp_link_t *l);
+/* Free per-link state (reassembly, streams, a message's kept end). */
+void sctp_assoc_link_fini(sctp_stack_t *st, sctp_link_t *l);
 
 /* ---- addressing: what assoc.c knows of how usrsctp names a peer ---- */
 
@@ -244,6 +268,8 @@ int sctp_stack_accepted_link(sctp_stack_t *st, struct socket *so, const struct s
 void sctp_o2o_drain(sctp_stack_t *st);
 /* Abort the link's association (the rest it queued is dropped). */
 void sctp_o2o_abort(sctp_stack_t *st, sctp_link_t *l);
+/* The socket of a link's association once it is up, else NULL. */
+struct socket *sctp_o2o_link_socket(const sctp_link_t *l);
 /* Close: shut every association down gracefully; sctp_o2o_live counts
  * those not gone yet; sctp_o2o_fini closes what remains and frees. */
 void sctp_o2o_shutdown(sctp_stack_t *st);

@@ -24,6 +24,8 @@ static const esp_mca_counter_t counters[] = {
     {"tx_msgs", "SCTP messages (one per fragment) handed to usrsctp"},
     {"tx_bytes", "Bytes of those messages, 8-byte header included"},
     {"tx_busy", "Sends refused because the SCTP send buffer was full (the fragment waited)"},
+    {"tx_split", "Messages usrsctp took only the start of (its chunk queue was full): the BTL "
+                 "kept the end and sent it before anything else to that peer"},
     {"rx_msgs", "Whole messages delivered to ob1"},
     {"rx_bytes", "Bytes of those messages"},
     {"rx_partial", "Pieces read before the end of their message"},
@@ -88,7 +90,7 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], esp_f
         }
     }
     const uint64_t all[] = {
-        s->tx_msgs, s->tx_bytes, s->tx_busy, s->rx_msgs, s->rx_bytes, s->rx_partial,
+        s->tx_msgs, s->tx_bytes, s->tx_busy, s->tx_split, s->rx_msgs, s->rx_bytes, s->rx_partial,
         s->assoc_up, s->assoc_lost, s->assoc_rejected, s->rx_bad, s->rx_unidentified,
         s->rx_unknown_src, m->stack.num_links,
         u.sctps_inpackets, u.sctps_senddata, u.sctps_recvdata, u.sctps_sendsacks,

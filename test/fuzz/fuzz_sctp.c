@@ -300,7 +300,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     for (uint32_t i = 0; i < NLINKS; i++) {
-        sctp_assoc_link_fini(&links[i]);
+        sctp_assoc_link_fini(&st, &links[i]);
     }
     return 0;
 }
