@@ -5,7 +5,7 @@
 
 static void sctp_frag_construct(mca_btl_sctp_frag_t *frag)
 {
-    frag->base.des_segments = &frag->segment;
+    frag->base.des_segments = frag->segments;
     frag->base.des_segment_count = 1;
     frag->buf = NULL;
     frag->capacity = 0;

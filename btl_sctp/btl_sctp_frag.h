@@ -1,7 +1,10 @@
 /*
  * sctp fragment descriptors handed to and from ob1. The payload room
  * follows the descriptor, with the 8-byte message header just before it,
- * so a fragment goes to usrsctp_sendv as one buffer without a copy.
+ * so a fragment goes to usrsctp_sendv as one buffer without a copy. A
+ * large contiguous payload stays in the user's buffer instead, as a second
+ * segment (ob1 counts the bytes a send delivered from the segments): the
+ * fragment is then two pieces of one SCTP message.
  */
 #ifndef MCA_BTL_SCTP_FRAG_H
 #define MCA_BTL_SCTP_FRAG_H
@@ -16,7 +19,8 @@
 
 typedef struct mca_btl_sctp_frag {
     mca_btl_base_descriptor_t base;
-    mca_btl_base_segment_t segment;
+    mca_btl_base_segment_t segments[2];  /* ob1's header (and packed payload) in buf;
+                                            the payload in the user's buffer, if any */
     struct mca_btl_base_endpoint_t *endpoint;
     opal_free_list_t *list;       /* where it goes back */
     uint8_t *buf;                 /* payload room (capacity bytes); the header is before it */
@@ -37,8 +41,8 @@ static inline mca_btl_sctp_frag_t *sctp_frag_get(opal_free_list_t *list)
         f->base.des_segment_count = 1;
         f->base.des_flags = 0;
         f->base.des_cbfunc = NULL;
-        f->segment.seg_addr.pval = f->buf;
-        f->segment.seg_len = 0;
+        f->segments[0].seg_addr.pval = f->buf;
+        f->segments[0].seg_len = 0;
         f->endpoint = NULL;
         f->pending = false;
         f->pml_owns = true;

@@ -6,6 +6,8 @@
  * (deliver, peer lost, a peer that introduced itself), and progress.
  * usrsctp_sendv copies, so every send completes at once unless the socket's
  * send buffer is full; those wait, in order, in the pending list.
+ * A large contiguous payload is not packed: usrsctp copies it from the
+ * user's buffer, behind ob1's header, as pieces of one SCTP message.
  */
 #include "btl_sctp.h"
 #include "btl_sctp_endpoint.h"
@@ -15,6 +17,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <opal/datatype/opal_convertor.h>
@@ -408,7 +411,7 @@ static mca_btl_base_descriptor_t *sctp_alloc(struct mca_btl_base_module_t *btl,
         return NULL;
     }
     f->endpoint = ep;
-    f->segment.seg_len = size;
+    f->segments[0].seg_len = size;
     f->base.des_flags = flags;
     f->base.order = MCA_BTL_NO_ORDER;
     return &f->base;
@@ -425,6 +428,9 @@ static int sctp_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_
     return OPAL_SUCCESS;
 }
 
+/* Payloads from this size on are sent from the user's buffer. */
+#define SCTP_INPLACE_MIN (32u * 1024u)
+
 static mca_btl_base_descriptor_t *sctp_prepare_src(struct mca_btl_base_module_t *btl,
                                                    struct mca_btl_base_endpoint_t *ep,
                                                    struct opal_convertor_t *conv, uint8_t order,
@@ -439,19 +445,30 @@ static mca_btl_base_descriptor_t *sctp_prepare_src(struct mca_btl_base_module_t 
     if (max_data + reserve > btl->btl_max_send_size) {
         max_data = btl->btl_max_send_size - reserve;
     }
-    /* usrsctp_sendv takes one buffer: always pack behind ob1's header. */
-    mca_btl_sctp_frag_t *f = sctp_frag_get(max_data + reserve <= btl->btl_eager_limit
+    /* Contiguous data from the user's buffer: usrsctp copies it anyway,
+     * and packing it first cost a quarter of the 4 MiB bandwidth
+     * (docs/sctp-modes.md). Small payloads are packed: one piece is
+     * cheaper than two. */
+    bool in_place = max_data >= SCTP_INPLACE_MIN && reserve <= btl->btl_eager_limit
+                    && !opal_convertor_need_buffers(conv);
+    mca_btl_sctp_frag_t *f = sctp_frag_get(in_place || max_data + reserve <= btl->btl_eager_limit
                                                ? &m->frags_eager : &m->frags_max);
     if (f == NULL) {
         return NULL;
     }
-    struct iovec iov = {.iov_base = f->buf + reserve, .iov_len = max_data};
+    /* In place, the convertor points iov_base at the data. */
+    struct iovec iov = {.iov_base = in_place ? NULL : f->buf + reserve, .iov_len = max_data};
     uint32_t iov_count = 1;
-    if (opal_convertor_pack(conv, &iov, &iov_count, &max_data) < 0) {
+    if (opal_convertor_pack(conv, &iov, &iov_count, &max_data) < 0 || (in_place && max_data == 0)) {
         sctp_frag_return(f);
         return NULL;
     }
-    f->segment.seg_len = reserve + max_data;
+    f->segments[0].seg_len = in_place ? reserve : reserve + max_data;
+    if (in_place) {
+        f->segments[1].seg_addr.pval = iov.iov_base;
+        f->segments[1].seg_len = max_data;
+        f->base.des_segment_count = 2;
+    }
     f->endpoint = ep;
     f->base.des_flags = flags;
     f->base.order = MCA_BTL_NO_ORDER;
@@ -461,13 +478,25 @@ static mca_btl_base_descriptor_t *sctp_prepare_src(struct mca_btl_base_module_t 
 
 /* ------------------------------------------------------------- moving */
 
+/* The bytes of the fragment's SCTP message. */
+static size_t frag_wire_len(const mca_btl_sctp_frag_t *f)
+{
+    size_t len = sizeof(sctp_wire_hdr_t);
+    for (size_t i = 0; i < f->base.des_segment_count; i++) {
+        len += f->segments[i].seg_len;
+    }
+    return len;
+}
+
 static int frag_send(mca_btl_sctp_module_t *m, mca_btl_sctp_frag_t *f)
 {
     sctp_wire_hdr_t h = {SCTP_WIRE_VERSION, SCTP_WIRE_FRAG, f->tag, 0, 0};
     uint8_t *msg = f->buf - sizeof(h);
     memcpy(msg, &h, sizeof(h));
-    return sctp_assoc_send_on(&m->stack, f->endpoint->link, f->sid, msg,
-                              sizeof(h) + f->segment.seg_len);
+    struct iovec iov[2] = {{msg, sizeof(h) + f->segments[0].seg_len},
+                           {f->segments[1].seg_addr.pval, f->segments[1].seg_len}};
+    return sctp_assoc_sendv(&m->stack, f->endpoint->link, f->sid, iov,
+                            (int) f->base.des_segment_count);
 }
 
 /* The stream for ob1's bytes to ep (0 beyond what the endpoint tracks). */
@@ -535,7 +564,7 @@ static void flush_pending(mca_btl_sctp_module_t *m)
         mca_btl_sctp_frag_t *f = (mca_btl_sctp_frag_t *) it;
         mca_btl_sctp_endpoint_t *ep = f->endpoint;
         struct sctp_ep_stream *es = &ep->streams[f->sid];
-        size_t len = sizeof(sctp_wire_hdr_t) + f->segment.seg_len;
+        size_t len = frag_wire_len(f);
         if (ep->flush_pass != pass) {
             ep->flush_pass = pass;
             ep->min_fail = SIZE_MAX;
@@ -567,7 +596,7 @@ static int sctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
     f->endpoint = ep;
     f->tag = tag;
     SCTP_LOCK(m);
-    f->sid = choose_stream(m, ep, tag, f->buf, f->segment.seg_len);
+    f->sid = choose_stream(m, ep, tag, f->buf, f->segments[0].seg_len);
     /* Behind earlier waiting fragments of its stream: in the order ob1 sent. */
     int rc = ep->streams[f->sid].pending == 0 ? frag_send(m, f) : -EAGAIN;
     if (rc == -EAGAIN) {
@@ -646,6 +675,7 @@ int mca_btl_sctp_progress(void)
         }
         SCTP_LOCK(m);
         n += sctp_stack_poll(&m->stack);
+        sctp_assoc_send_rests(&m->stack);
         flush_pending(m);
         SCTP_UNLOCK(m);
     }
