@@ -513,9 +513,12 @@ void sctp_o2o_drain(sctp_stack_t *st)
             o->stats.upcalls += w - o->wakeups_seen;   /* the process's, all stacks */
             o->wakeups_seen = w;   /* a later upcall moves it again */
             o->listen_ready = true;
-            for (size_t i = 0; i < o->num_socks; i++) {
-                mark_ready(o->socks[i]);
-            }
+        }
+        /* Every socket, upcall or not: a run at np 4 hung with a peer's
+         * messages in usrsctp (its DATA chunks counted in) that no upcall
+         * announced. An empty read is cheap beside the threads' latency. */
+        for (size_t i = 0; i < o->num_socks; i++) {
+            mark_ready(o->socks[i]);
         }
     }
     if (o->listen_ready && st->so != NULL && !st->closing) {
