@@ -446,8 +446,8 @@ static mca_btl_base_descriptor_t *sctp_prepare_src(struct mca_btl_base_module_t 
         max_data = btl->btl_max_send_size - reserve;
     }
     /* Contiguous data from the user's buffer: usrsctp copies it anyway,
-     * and packing it first cost a quarter of the 4 MiB bandwidth
-     * (docs/sctp-modes.md). Small payloads are packed: one piece is
+     * and packing it first took about a quarter of the sender's time at
+     * 4 MiB (docs/sctp-modes.md). Small payloads are packed: one piece is
      * cheaper than two. */
     bool in_place = max_data >= SCTP_INPLACE_MIN && reserve <= btl->btl_eager_limit
                     && !opal_convertor_need_buffers(conv);
