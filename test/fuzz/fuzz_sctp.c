@@ -96,6 +96,12 @@ void sctp_o2o_abort(sctp_stack_t *st, sctp_link_t *l)
     (void) l;
 }
 
+struct socket *sctp_o2o_link_socket(const sctp_link_t *l)
+{
+    (void) l;
+    return NULL;
+}
+
 static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data, size_t len)
 {
     sctp_stack_t *st = ctx;
