@@ -262,7 +262,7 @@ int sctp_assoc_sendv(sctp_stack_t *st, uint32_t link, uint16_t sid, const struct
                      int iovcnt)
 {
     if (link >= st->num_links || st->so == NULL || iovcnt < 1
-        || iov[0].iov_len < sizeof(sctp_wire_hdr_t)) {
+        || (iovcnt > 1 && !sctp_stack_takes_pieces(st)) || iov[0].iov_len < sizeof(sctp_wire_hdr_t)) {
         return -EINVAL;
     }
     sctp_link_t *l = &st->links[link];

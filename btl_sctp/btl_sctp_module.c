@@ -445,12 +445,12 @@ static mca_btl_base_descriptor_t *sctp_prepare_src(struct mca_btl_base_module_t 
     if (max_data + reserve > btl->btl_max_send_size) {
         max_data = btl->btl_max_send_size - reserve;
     }
-    /* Contiguous data from the user's buffer: usrsctp copies it anyway,
-     * and packing it first took about a quarter of the sender's time at
-     * 4 MiB (docs/sctp-modes.md). Small payloads are packed: one piece is
-     * cheaper than two. */
+    /* Contiguous data from the user's buffer (conn mode): usrsctp copies
+     * it anyway, and packing it first took about a quarter of the sender's
+     * time at 4 MiB (docs/sctp-modes.md). Small payloads are packed: one
+     * piece is cheaper than two. */
     bool in_place = max_data >= SCTP_INPLACE_MIN && reserve <= btl->btl_eager_limit
-                    && !opal_convertor_need_buffers(conv);
+                    && sctp_stack_takes_pieces(&m->stack) && !opal_convertor_need_buffers(conv);
     mca_btl_sctp_frag_t *f = sctp_frag_get(in_place || max_data + reserve <= btl->btl_eager_limit
                                                ? &m->frags_eager : &m->frags_max);
     if (f == NULL) {

@@ -317,8 +317,9 @@ int sctp_stack_set_options(sctp_stack_t *st, struct socket *so, char *err, size_
                err, errlen)
         || opt(so, IPPROTO_SCTP, SCTP_DELAYED_SACK, &sack, sizeof(sack), "SCTP_DELAYED_SACK",
                err, errlen)
-        || opt(so, IPPROTO_SCTP, SCTP_EXPLICIT_EOR, &one, sizeof(one), "SCTP_EXPLICIT_EOR", err,
-               errlen)) {
+        || (sctp_stack_takes_pieces(st)
+            && opt(so, IPPROTO_SCTP, SCTP_EXPLICIT_EOR, &one, sizeof(one), "SCTP_EXPLICIT_EOR",
+                   err, errlen))) {
         return -1;
     }
     /* Explicit EOR: a message can go in pieces, the headers and then the

@@ -195,10 +195,19 @@ uint16_t sctp_assoc_stream(sctp_stack_t *st, uint32_t link, uint8_t tag, const v
  * The peer's identification goes first on every stream before its first
  * use, so data never overtakes it. */
 int sctp_assoc_send_on(sctp_stack_t *st, uint32_t link, uint16_t sid, void *data, size_t len);
-/* The same for a message in pieces (each non-empty), sent as one SCTP
- * message: the headers in one buffer, the payload in place in another.
- * All of it or none is taken (0 or -EAGAIN as above); the pieces are not
- * used after the call. */
+/* Whether a message may go in pieces (sctp_assoc_sendv with iovcnt > 1):
+ * conn mode only. In inet mode usrsctp's threads send while we add the
+ * pieces, and one np 2 run in CI received a fragment's headers as a whole
+ * message of their own, its payload as another; so inet sends messages
+ * whole, without explicit EOR, as before. */
+static inline bool sctp_stack_takes_pieces(const sctp_stack_t *st)
+{
+    return !st->cfg.inet;
+}
+/* The same for a message in pieces (each non-empty; only where
+ * sctp_stack_takes_pieces), sent as one SCTP message: the headers in one
+ * buffer, the payload in place in another. All of it or none is taken (0
+ * or -EAGAIN as above); the pieces are not used after the call. */
 struct iovec;
 int sctp_assoc_sendv(sctp_stack_t *st, uint32_t link, uint16_t sid, const struct iovec *iov,
                      int iovcnt);
