@@ -197,7 +197,7 @@ uint16_t sctp_assoc_stream(sctp_stack_t *st, uint32_t link, uint8_t tag, const v
 int sctp_assoc_send_on(sctp_stack_t *st, uint32_t link, uint16_t sid, void *data, size_t len);
 /* Whether a message may go in pieces (sctp_assoc_sendv with iovcnt > 1):
  * conn mode only. In inet mode usrsctp's threads send while we add the
- * pieces, and one np 2 run in CI received a fragment's headers as a whole
+ * pieces, and one np 2 test run received a fragment's headers as a whole
  * message of their own, its payload as another; so inet sends messages
  * whole, without explicit EOR, as before. */
 static inline bool sctp_stack_takes_pieces(const sctp_stack_t *st)
