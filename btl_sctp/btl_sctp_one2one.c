@@ -128,9 +128,21 @@ static void unlink_ready(sctp_o2o_t *o, sctp_o2o_sock_t *s)
     s->ready = false;
 }
 
-static void close_so(struct socket *so, bool abort)
+/* Stop a socket's upcalls before we forget it: in conn mode only. In inet
+ * mode usrsctp's threads test the upcall flag and then call through the
+ * pointer, so clearing it races with them: a np 8 run in inet one-to-one
+ * died jumping to address 0 (no frame but the signal handler's). The inet
+ * upcall touches nothing of ours and may run for ever. */
+static void stop_upcalls(const sctp_stack_t *st, struct socket *so)
 {
-    usrsctp_set_upcall(so, NULL, NULL);
+    if (!st->cfg.inet) {
+        usrsctp_set_upcall(so, NULL, NULL);
+    }
+}
+
+static void close_so(const sctp_stack_t *st, struct socket *so, bool abort)
+{
+    stop_upcalls(st, so);
     if (abort) {
         struct linger lg = {1, 0};   /* ABORT instead of SHUTDOWN */
         (void) usrsctp_setsockopt(so, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
@@ -158,9 +170,8 @@ static void sweep(sctp_stack_t *st)
         if (s->link < st->num_links && st->links[s->link].o2o == s) {
             st->links[s->link].o2o = NULL;
         }
-        usrsctp_set_upcall(s->so, NULL, NULL);
         unlink_ready(o, s);
-        close_so(s->so, s->abort);
+        close_so(st, s->so, s->abort);
         free(s);
         o->socks[i] = o->socks[--o->num_socks];
     }
@@ -228,7 +239,7 @@ static sctp_o2o_sock_t *connect_link(sctp_stack_t *st, uint32_t link)
     }
     sctp_o2o_sock_t *s = sock_new(st, so, link, true);
     if (s == NULL) {
-        close_so(so, true);
+        close_so(st, so, true);
         errno = ENOMEM;
         return NULL;
     }
@@ -488,7 +499,7 @@ static void accept_all(sctp_stack_t *st)
         if (link < 0 || usrsctp_set_non_blocking(so, 1) != 0
             || (s = sock_new(st, so, (uint32_t) link, false)) == NULL) {
             o->stats.refused++;   /* reached us through another stack's address */
-            close_so(so, true);
+            close_so(st, so, true);
             continue;
         }
         o->stats.accepts++;
@@ -567,7 +578,7 @@ void sctp_o2o_shutdown(sctp_stack_t *st)
 {
     sctp_o2o_t *o = st->o2o;
     if (st->so != NULL) {
-        usrsctp_set_upcall(st->so, NULL, NULL);
+        stop_upcalls(st, st->so);
     }
     for (size_t i = 0; i < o->num_socks; i++) {
         shut(o->socks[i]);
@@ -583,7 +594,7 @@ void sctp_o2o_fini(sctp_stack_t *st)
 {
     sctp_o2o_t *o = st->o2o;
     for (size_t i = 0; i < o->num_socks; i++) {
-        close_so(o->socks[i]->so, true);   /* not gone within the close wait */
+        close_so(st, o->socks[i]->so, true);   /* not gone within the close wait */
         free(o->socks[i]);
     }
     for (uint32_t i = 0; i < st->num_links; i++) {
