@@ -14,6 +14,7 @@
 #include "btl_sctp_stack.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,9 @@ struct sctp_sndbuf_use {
  * which usrsctp's own test leaves out: an underestimate, never more. */
 static size_t send_room(sctp_stack_t *st, const sctp_link_t *l)
 {
+    if (!sctp_stack_takes_pieces(st)) {
+        return SIZE_MAX;   /* one piece per message: usrsctp takes all of it or none */
+    }
     struct socket *so = st->cfg.one_to_one ? sctp_o2o_link_socket(l) : st->so;
     struct sctp_sndbuf_use u = {.assoc_id = st->cfg.one_to_one ? 0 : (sctp_assoc_t) l->assoc_id};
     socklen_t n = sizeof(u);

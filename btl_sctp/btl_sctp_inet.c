@@ -594,7 +594,6 @@ static void close_one_to_one(sctp_stack_t *st)
 
 void sctp_inet_close(sctp_stack_t *st)
 {
-    sctp_stack_flush_rests(st);
     st->closing = true;
     if (st->o2o != NULL) {
         close_one_to_one(st);

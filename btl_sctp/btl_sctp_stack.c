@@ -557,11 +557,9 @@ void sctp_stack_flush_rests(sctp_stack_t *st)
 {
     uint64_t end = esp_dgram_now_ns() + (uint64_t) CLOSE_WAIT_MS * 1000000u;
     while (st->so != NULL && sctp_assoc_send_rests(st) > 0 && esp_dgram_now_ns() < end) {
-        if (!st->cfg.inet) {
-            uint64_t now = esp_dgram_now_ns();
-            read_input(st, now);
-            advance_timers(st, now / 1000000u);
-        }
+        uint64_t now = esp_dgram_now_ns();
+        read_input(st, now);
+        advance_timers(st, now / 1000000u);
         struct timespec ts = {0, 200000};
         nanosleep(&ts, NULL);
     }

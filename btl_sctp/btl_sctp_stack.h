@@ -154,8 +154,8 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
  * with the last stack. */
 void sctp_stack_close(sctp_stack_t *st);
 /* Send the ends of messages the links still hold (sctp_link_t.rest; ob1
- * counted them sent) before a close: bounded wait. In conn mode the SACKs
- * that make room are read here; in inet mode usrsctp's threads read them. */
+ * counted them sent) before a close: bounded wait, reading the SACKs that
+ * make room. Conn mode only: inet mode sends messages whole. */
 void sctp_stack_flush_rests(sctp_stack_t *st);
 
 /* SCTP's CRC32c of a packet (RFC 9260 §6.8, Appendix B): over the whole
