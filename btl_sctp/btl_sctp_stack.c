@@ -468,6 +468,20 @@ uint16_t sctp_stack_udp_port(const sctp_stack_t *st, size_t i)
     return ntohs(a->u.sa.sa_family == AF_INET ? a->u.in4.sin_port : a->u.in6.sin6_port);
 }
 
+/* Bytes of a packet that are not message data, counted high: IPv6 (usrsctp
+ * counts an IP header even on AF_CONN), the common header and a DATA
+ * chunk header. Too high only wastes a few bytes per packet. */
+#define PACKET_OVERHEAD (40 + 12 + 16)
+
+size_t sctp_stack_whole_packets(const sctp_stack_t *st, size_t len)
+{
+    size_t per_packet = st->cfg.pmtu > PACKET_OVERHEAD ? (st->cfg.pmtu - PACKET_OVERHEAD) & ~(size_t) 3 : 0;
+    if (per_packet == 0 || len <= per_packet) {
+        return len;
+    }
+    return len / per_packet * per_packet;
+}
+
 size_t sctp_stack_num_addrs(const sctp_stack_t *st)
 {
     return st->cfg.inet ? st->cfg.num_ifaces : st->num_socks;

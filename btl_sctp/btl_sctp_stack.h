@@ -163,6 +163,11 @@ void sctp_stack_flush_rests(sctp_stack_t *st);
  * holds it least significant byte first. len >= 12. */
 uint32_t sctp_packet_crc32c(const uint8_t *pkt, size_t len);
 
+/* The largest message of at most len bytes that fills whole packets at the
+ * path MTU (len itself when it fits one packet or no smaller size fills
+ * whole ones). */
+size_t sctp_stack_whole_packets(const sctp_stack_t *st, size_t len);
+
 /* Our UDP port on local address i (host order), for the modex. */
 uint16_t sctp_stack_udp_port(const sctp_stack_t *st, size_t i);
 /* How many local addresses we publish, and the MTU of address i. */
