@@ -330,6 +330,20 @@ int sctp_stack_set_options(sctp_stack_t *st, struct socket *so, char *err, size_
     socklen_t gotlen = sizeof(got);
     st->sndbuf_limit = usrsctp_getsockopt(so, SOL_SOCKET, SO_SNDBUF, &got, &gotlen) == 0 && got > 0
                            ? (size_t) got : c->so_sndbuf;
+    /* A message arrives whole when it fits half the receive buffer (usrsctp
+     * caps the point there and refuses one above the buffer): no copy into
+     * a reassembly buffer. */
+    got = 0;
+    gotlen = sizeof(got);
+    uint32_t pd_point = (uint32_t) c->max_msg;
+    if (usrsctp_getsockopt(so, SOL_SOCKET, SO_RCVBUF, &got, &gotlen) == 0 && got > 0
+        && (uint32_t) got < pd_point) {
+        pd_point = (uint32_t) got;
+    }
+    if (opt(so, IPPROTO_SCTP, SCTP_PARTIAL_DELIVERY_POINT, &pd_point, sizeof(pd_point),
+            "SCTP_PARTIAL_DELIVERY_POINT", err, errlen)) {
+        return -1;
+    }
     static const uint16_t events[] = {SCTP_ASSOC_CHANGE, SCTP_SHUTDOWN_EVENT,
                                       SCTP_PARTIAL_DELIVERY_EVENT};
     for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {

@@ -1,8 +1,8 @@
 /*
  * The sctp transport without MPI: two usrsctp conn-mode stacks in one
  * process, each on its own UDP socket on 127.0.0.1, one-to-many sockets.
- * Checks every byte of messages of 1 B .. 1 MiB both ways, the send buffer
- * filling and draining, a peer learnt from its identification, that a
+ * Checks every byte of messages of 1 B .. 1 MiB both ways (whole, and in
+ * pieces into a small receive buffer), the send buffer filling and draining, a peer learnt from its identification, that a
  * stack of another job is refused, and (no socket) that pieces of messages
  * on different streams of one association, interleaved as usrsctp reads
  * them out, are put together per stream. The socket tests run in both
@@ -138,8 +138,8 @@ static esp_if_t lo_if(void)
 static esp_if_t lo;
 static bool one_to_one;   /* the style the socket tests run in */
 
-static bool open_side_crc(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key,
-                          bool crc32c)
+static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key,
+                           bool crc32c, size_t so_rcvbuf)
 {
     memset(s, 0, sizeof(*s));
     s->name = name;
@@ -149,7 +149,7 @@ static bool open_side_crc(side_t *s, const char *name, uint16_t port, uint32_t v
         .sctp_port = port,
         .udp_rcvbuf = 8u << 20,
         .udp_sndbuf = 4u << 20,
-        .so_rcvbuf = 4u << 20,
+        .so_rcvbuf = so_rcvbuf,
         .so_sndbuf = 4u << 20,
         .max_msg = MAX_PAYLOAD + sizeof(sctp_wire_hdr_t),
         .rto_min_ms = 20,
@@ -173,6 +173,12 @@ static bool open_side_crc(side_t *s, const char *name, uint16_t port, uint32_t v
     }
     s->echo_buf = malloc(MAX_PAYLOAD + 64);
     return s->echo_buf != NULL;
+}
+
+static bool open_side_crc(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key,
+                          bool crc32c)
+{
+    return open_side_with(s, name, port, vpid, key, crc32c, 4u << 20);
 }
 
 static bool open_side(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key)
@@ -258,12 +264,55 @@ static void sizes_both_ways(void)
     CHECK(b.identified == 1);   /* B learnt A from A's identification */
     CHECK(a.failed == 0 && b.failed == 0);
     CHECK(a.st.stats.rx_bad == 0 && b.st.stats.rx_bad == 0);
+    /* The partial delivery point: a message that fits half the receive
+     * buffer arrives whole, never copied into a reassembly buffer. */
+    CHECK(a.st.stats.rx_partial == 0 && b.st.stats.rx_partial == 0);
     printf("    %s: %llu+%llu messages, %llu bytes; partial pieces A %llu B %llu; busy A %llu "
            "B %llu; path MTU %u\n", one_to_one ? "one-to-one" : "one-to-many",
            (unsigned long long) b.received, (unsigned long long) a.received,
            (unsigned long long) (a.bytes + b.bytes), (unsigned long long) a.st.stats.rx_partial,
            (unsigned long long) b.st.stats.rx_partial, (unsigned long long) a.st.stats.tx_busy,
            (unsigned long long) b.st.stats.tx_busy, a.st.cfg.pmtu);
+    free(buf);
+    close_side(&a);
+    close_side(&b);
+}
+
+/* A receive buffer smaller than twice a message: usrsctp hands it over in
+ * pieces as they come (its partial delivery point is capped at half the
+ * buffer), the link puts them together, every byte checked. */
+static void small_receive_buffer_reassembles(void)
+{
+    side_t a, b;
+    CHECK(open_side(&a, "A", 5023, 0, JOB_KEY));
+    CHECK(open_side_with(&b, "B", 5024, 1, JOB_KEY, true, 256u << 10));
+    int l = link_to(&a, &b, 1);
+    CHECK(l >= 0);
+    uint8_t *buf = malloc(MAX_PAYLOAD + 64);
+    const uint32_t count = 12;
+    uint64_t deadline = esp_dgram_now_ns() + 20000000000ull;
+    for (uint32_t i = 0; i < count && l >= 0 && esp_dgram_now_ns() < deadline; i++) {
+        size_t len = i % 2 ? MAX_PAYLOAD : 300000;
+        fill(buf, i, len);
+        int rc;
+        while ((rc = sctp_assoc_send(&a.st, (uint32_t) l, buf, len + 8)) == -EAGAIN
+               && esp_dgram_now_ns() < deadline) {
+            poll_both(&a, &b);
+        }
+        CHECK(rc == 0);
+        if (rc != 0) {
+            break;
+        }
+    }
+    while (b.received < count && esp_dgram_now_ns() < deadline && !a.failed && !b.failed) {
+        poll_both(&a, &b);
+    }
+    CHECK(b.received == count);
+    CHECK(b.bad == 0 && b.st.stats.rx_bad == 0);
+    CHECK(b.st.stats.rx_partial > 0);
+    printf("    %s: %llu messages of 300000 B and 1 MiB into a 256 KiB receive buffer; "
+           "partial pieces %llu\n", one_to_one ? "one-to-one" : "one-to-many",
+           (unsigned long long) b.received, (unsigned long long) b.st.stats.rx_partial);
     free(buf);
     close_side(&a);
     close_side(&b);
@@ -714,6 +763,7 @@ int main(void)
     lo = lo_if();
     RUN(SUITE, sizes_both_ways);
     RUN(SUITE, stream_fills_send_buffer);
+    RUN(SUITE, small_receive_buffer_reassembles);
     RUN(SUITE, other_job_refused);
     RUN(SUITE, both_start_at_once);
     if (!TEST_INET) {
@@ -724,6 +774,7 @@ int main(void)
         one_to_one = true;
         RUN("sctp_stack one-to-one", sizes_both_ways);
         RUN("sctp_stack one-to-one", stream_fills_send_buffer);
+        RUN("sctp_stack one-to-one", small_receive_buffer_reassembles);
         RUN("sctp_stack one-to-one", message_in_pieces_and_kept_ends);
         RUN("sctp_stack one-to-one", other_job_refused);
         RUN("sctp_stack one-to-one", both_send_first);
