@@ -59,8 +59,8 @@ sctp_stack_t *sctp_stack_from_conn_addr(const void *addr, uint32_t *link)
 /* ------------------------------------------------------------ CRC32c */
 
 /* usrsctp's own CRC32c is a table-driven loop over its mbufs, about as
- * costly as a copy; ours uses the SSE4.2 instruction on the linear packet
- * conn mode hands us anyway. Byte 8..11: the checksum field. */
+ * costly as a copy; ours (common/esp_crc32c: carry-less multiplication or
+ * the SSE4.2 instruction) runs over the linear packet conn mode hands us. Byte 8..11: the checksum field. */
 #define CSUM_OFF 8
 
 uint32_t sctp_packet_crc32c(const uint8_t *pkt, size_t len)

@@ -1,6 +1,7 @@
 /*
- * CRC-32C (Castagnoli), the checksum of every esp datagram: the SSE4.2
- * instruction where the CPU has it, a table otherwise. Pure C; all
+ * CRC-32C (Castagnoli), the checksum of every esp datagram: carry-less
+ * multiplication where the CPU has VPCLMULQDQ and AVX-512, else the SSE4.2
+ * instruction, else a table. Pure C; all
  * functions are thread-safe (tables are built once, on first use).
  */
 #ifndef ESP_CRC32C_H
@@ -20,7 +21,7 @@ uint32_t esp_crc32c(uint32_t crc, const void *buf, size_t len);
  * have a NULL base, and n <= 0 gives 0 (the CRC of nothing). */
 uint32_t esp_crc32c_iov(const struct iovec *iov, int n);
 
-/* "sse4.2" or "table": what esp_crc32c uses on this CPU. */
+/* "vpclmulqdq", "sse4.2" or "table": what esp_crc32c uses on this CPU. */
 const char *esp_crc32c_impl(void);
 
 #endif

@@ -1,4 +1,5 @@
 /* Unit tests of CRC-32C (common/esp_crc32c.c). */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -8,9 +9,11 @@
 /* Test hooks defined in esp_crc32c.c, deliberately not in its header. */
 extern uint32_t esp_crc32c_table(uint32_t crc, const void *buf, size_t len);
 extern uint32_t esp_crc32c_hw(uint32_t crc, const void *buf, size_t len);
+extern uint32_t esp_crc32c_sse42(uint32_t crc, const void *buf, size_t len);
 
-/* Interleaved block sizes of esp_crc32c.c (LONG_BLOCK, SHORT_BLOCK). */
-enum { LONG_BLOCK = 8192, SHORT_BLOCK = 256 };
+/* Block sizes of esp_crc32c.c: the crc32 instruction's interleaved blocks
+ * (LONG_BLOCK, SHORT_BLOCK), clmul's loop and its least length. */
+enum { LONG_BLOCK = 8192, SHORT_BLOCK = 256, CLMUL_STRIDE = 256, CLMUL_MIN = 512 };
 
 /* Deterministic xorshift64 so that a failure reproduces. */
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
@@ -53,7 +56,7 @@ static void known_vectors(void)
         inc[i] = (unsigned char) i;
     }
     uint32_t (*const fns[])(uint32_t, const void *, size_t) = {
-        esp_crc32c, esp_crc32c_table, esp_crc32c_hw};
+        esp_crc32c, esp_crc32c_table, esp_crc32c_hw, esp_crc32c_sse42};
     for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
         CHECK(fns[f](0, "123456789", 9) == 0xE3069283u);
         CHECK(fns[f](0, zeros, 32) == 0x8A9136AAu); /* RFC 3720 B.4 */
@@ -65,8 +68,9 @@ static void known_vectors(void)
     CHECK(crc_bitwise((const unsigned char *) "123456789", 9) == 0xE3069283u);
 }
 
-/* Every length 0..2048 at every offset 0..7: hw == table, and for the
- * shorter ones both == the bit-at-a-time reference. */
+/* Every length 0..2048 at every offset 0..7: hw (the chosen one and the
+ * crc32 instruction alone) == table, and for the shorter ones all == the
+ * bit-at-a-time reference. */
 static void hw_matches_table(void)
 {
     unsigned char *buf = random_buf(2048 + 8);
@@ -74,7 +78,8 @@ static void hw_matches_table(void)
     for (size_t off = 0; off < 8; off++) {
         for (size_t len = 0; len <= 2048; len++) {
             uint32_t t = esp_crc32c_table(0, buf + off, len);
-            if (esp_crc32c_hw(0, buf + off, len) != t || esp_crc32c(0, buf + off, len) != t) {
+            if (esp_crc32c_hw(0, buf + off, len) != t || esp_crc32c(0, buf + off, len) != t
+                || esp_crc32c_sse42(0, buf + off, len) != t) {
                 if (bad_hw++ == 0) {
                     printf("    hw != table at offset %zu length %zu\n", off, len);
                 }
@@ -91,14 +96,15 @@ static void hw_matches_table(void)
     free(buf);
 }
 
-/* Lengths where the interleaved path changes block size or hands over to
- * the serial tail. */
+/* Lengths where the interleaved or the clmul path changes block size or
+ * hands over to the serial tail. */
 static void block_boundaries(void)
 {
     static const size_t bases[] = {
         LONG_BLOCK,      SHORT_BLOCK,     3 * LONG_BLOCK,  3 * SHORT_BLOCK,
         6 * LONG_BLOCK,  6 * SHORT_BLOCK, 9 * LONG_BLOCK,  30 * SHORT_BLOCK,
-        3 * LONG_BLOCK + 3 * SHORT_BLOCK, 65536, 65507, 200000};
+        3 * LONG_BLOCK + 3 * SHORT_BLOCK, 65536, 65507, 200000,
+        CLMUL_MIN,       CLMUL_MIN + CLMUL_STRIDE, 7 * CLMUL_STRIDE, 65464};
     unsigned char *buf = random_buf(200000 + 16);
     int bad = 0, checked = 0;
     for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
@@ -106,7 +112,8 @@ static void block_boundaries(void)
             for (size_t off = 0; off < 8; off += 3) {
                 uint32_t t = esp_crc32c_table(0, buf + off, len);
                 checked++;
-                if (esp_crc32c_hw(0, buf + off, len) != t || esp_crc32c(0, buf + off, len) != t) {
+                if (esp_crc32c_hw(0, buf + off, len) != t || esp_crc32c(0, buf + off, len) != t
+                    || esp_crc32c_sse42(0, buf + off, len) != t) {
                     if (bad++ == 0) {
                         printf("    hw != table at offset %zu length %zu\n", off, len);
                     }
@@ -188,12 +195,16 @@ static void iov(void)
 static void impl_name(void)
 {
     const char *impl = esp_crc32c_impl();
-    CHECK(strcmp(impl, "sse4.2") == 0 || strcmp(impl, "table") == 0);
 #if defined(__x86_64__) || defined(__i386__)
-    CHECK(strcmp(impl, "sse4.2") == 0); /* every x86 we run on has it */
+    /* every x86 we run on has SSE4.2; clmul where VPCLMULQDQ and AVX-512 are */
+    __builtin_cpu_init();
+    bool clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("avx512f")
+                 && __builtin_cpu_supports("vpclmulqdq");
+    CHECK(strcmp(impl, clmul ? "vpclmulqdq" : "sse4.2") == 0);
 #else
     CHECK(strcmp(impl, "table") == 0);
 #endif
+    printf("    implementation: %s\n", impl);
 }
 
 int main(void)
