@@ -42,9 +42,17 @@ static size_t send_room(sctp_stack_t *st, const sctp_link_t *l)
     struct socket *so = st->cfg.one_to_one ? sctp_o2o_link_socket(l) : st->so;
     struct sctp_sndbuf_use u = {.assoc_id = st->cfg.one_to_one ? 0 : (sctp_assoc_t) l->assoc_id};
     socklen_t n = sizeof(u);
-    if (so == NULL || (!st->cfg.one_to_one && l->assoc_id == 0)
-        || usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_SNDBUF_USE_OPT, &u, &n) != 0) {
-        return st->sndbuf_limit;   /* no association yet: the first send makes an empty one */
+    if (so == NULL || (!st->cfg.one_to_one && l->assoc_id == 0)) {
+        return SIZE_MAX;   /* no association yet: the first send makes an empty one */
+    }
+    if (usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_SNDBUF_USE_OPT, &u, &n) != 0) {
+        return st->sndbuf_limit;
+    }
+    if (u.total_sndbuf == 0) {
+        /* Empty: any message goes. One larger than the buffer (usrsctp
+         * took less than asked for) would otherwise wait for ever; usrsctp
+         * takes what fits and the link keeps the rest. */
+        return SIZE_MAX;
     }
     return u.total_sndbuf < st->sndbuf_limit ? st->sndbuf_limit - u.total_sndbuf : 0;
 }

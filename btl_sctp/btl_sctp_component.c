@@ -4,6 +4,7 @@
  * peers) or one-to-one (one module per local interface).
  */
 #include "btl_sctp.h"
+#include "btl_sctp_hdr.h"
 
 #include <opal/mca/base/mca_base_var.h>
 
@@ -185,6 +186,15 @@ static bool sctp_params_valid(void)
         || esp_param_check_range("btl_sctp_eager_limit", (long long) t->btl_eager_limit, 64,
                                  (long long) t->btl_max_send_size, err, sizeof(err)) != 0) {
         ESP_ERROR("btl sctp: %s", err);
+        return false;
+    }
+    /* A fragment goes into the send buffer whole (btl_sctp_assoc.c); one
+     * larger than the buffer would wait for room forever. */
+    size_t largest = sizeof(sctp_wire_hdr_t) + t->btl_max_send_size;
+    if ((size_t) c->sndbuf < largest) {
+        ESP_ERROR("btl sctp: btl_sctp_sndbuf=%d cannot hold the largest fragment "
+                  "(btl_sctp_max_send_size + 8 = %zu bytes); raise btl_sctp_sndbuf or lower "
+                  "btl_sctp_max_send_size", c->sndbuf, largest);
         return false;
     }
     if (c->faults.corrupt > 0 && c->crc32c == 0) {

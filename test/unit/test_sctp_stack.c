@@ -139,7 +139,7 @@ static esp_if_t lo;
 static bool one_to_one;   /* the style the socket tests run in */
 
 static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key,
-                           bool crc32c, size_t so_rcvbuf)
+                           bool crc32c, size_t so_rcvbuf, size_t so_sndbuf)
 {
     memset(s, 0, sizeof(*s));
     s->name = name;
@@ -150,7 +150,7 @@ static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t 
         .udp_rcvbuf = 8u << 20,
         .udp_sndbuf = 4u << 20,
         .so_rcvbuf = so_rcvbuf,
-        .so_sndbuf = 4u << 20,
+        .so_sndbuf = so_sndbuf,
         .max_msg = MAX_PAYLOAD + sizeof(sctp_wire_hdr_t),
         .rto_min_ms = 20,
         .rto_max_ms = 100,
@@ -178,7 +178,7 @@ static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t 
 static bool open_side_crc(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key,
                           bool crc32c)
 {
-    return open_side_with(s, name, port, vpid, key, crc32c, 4u << 20);
+    return open_side_with(s, name, port, vpid, key, crc32c, 4u << 20, 4u << 20);
 }
 
 static bool open_side(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key)
@@ -285,7 +285,7 @@ static void small_receive_buffer_reassembles(void)
 {
     side_t a, b;
     CHECK(open_side(&a, "A", 5023, 0, JOB_KEY));
-    CHECK(open_side_with(&b, "B", 5024, 1, JOB_KEY, true, 256u << 10));
+    CHECK(open_side_with(&b, "B", 5024, 1, JOB_KEY, true, 256u << 10, 4u << 20));
     int l = link_to(&a, &b, 1);
     CHECK(l >= 0);
     uint8_t *buf = malloc(MAX_PAYLOAD + 64);
@@ -352,6 +352,52 @@ static void stream_fills_send_buffer(void)
     free(buf);
     close_side(&a);
     close_side(&b);
+}
+
+/* Send, polling while the stack says -EAGAIN; the final result. */
+static int send_polling(side_t *a, side_t *b, int l, uint8_t *buf, size_t len,
+                        uint64_t deadline)
+{
+    int rc;
+    while ((rc = sctp_assoc_send(&a->st, (uint32_t) l, buf, len)) == -EAGAIN
+           && esp_dgram_now_ns() < deadline) {
+        poll_both(a, b);
+    }
+    return rc;
+}
+
+/* A message larger than the send buffer can never go (usrsctp refuses it
+ * even from an empty buffer; btl_sctp_component.c refuses such a
+ * configuration): the send fails with EMSGSIZE, on a new association and
+ * on an idle one, instead of waiting for room that never comes. (usrsctp
+ * may have taken its start: the BTL ends the job on that error.) */
+static void message_larger_than_send_buffer(void)
+{
+    const size_t big = 200000, small = 1000;
+    uint8_t *buf = malloc(MAX_PAYLOAD + 64);
+    for (int idle = 0; idle < 2; idle++) {
+        side_t a, b;
+        CHECK(open_side_with(&a, "A", (uint16_t) (5025 + 2 * idle), 0, JOB_KEY, true, 4u << 20,
+                             64u << 10));
+        CHECK(open_side(&b, "B", (uint16_t) (5026 + 2 * idle), 1, JOB_KEY));
+        int l = link_to(&a, &b, 1);
+        CHECK(l >= 0);
+        uint64_t deadline = esp_dgram_now_ns() + 20000000000ull;
+        if (idle) {
+            fill(buf, 0, small);
+            CHECK(send_polling(&a, &b, l, buf, small + 8, deadline) == 0);
+            while (b.received < 1 && esp_dgram_now_ns() < deadline) {
+                poll_both(&a, &b);
+            }
+            CHECK(b.received == 1 && b.bad == 0);
+        }
+        fill(buf, 1, big);
+        CHECK(send_polling(&a, &b, l, buf, big + 8, deadline) == -EMSGSIZE);
+        CHECK(esp_dgram_now_ns() < deadline);
+        close_side(&a);
+        close_side(&b);
+    }
+    free(buf);
 }
 
 /* Messages in two pieces (headers, then the payload from another buffer)
@@ -768,6 +814,7 @@ int main(void)
     RUN(SUITE, both_start_at_once);
     if (!TEST_INET) {
         RUN(SUITE, message_in_pieces_and_kept_ends);   /* conn mode only: sctp_stack_takes_pieces */
+        RUN(SUITE, message_larger_than_send_buffer);
         RUN(SUITE, pieces_interleave_across_streams);   /* no socket: the same in both modes */
         RUN(SUITE, crc32c_matches_usrsctp);
         RUN(SUITE, crc32c_checked);   /* our check on our UDP sockets: conn mode */
@@ -776,6 +823,7 @@ int main(void)
         RUN("sctp_stack one-to-one", stream_fills_send_buffer);
         RUN("sctp_stack one-to-one", small_receive_buffer_reassembles);
         RUN("sctp_stack one-to-one", message_in_pieces_and_kept_ends);
+        RUN("sctp_stack one-to-one", message_larger_than_send_buffer);
         RUN("sctp_stack one-to-one", other_job_refused);
         RUN("sctp_stack one-to-one", both_send_first);
     } else {
