@@ -45,6 +45,7 @@ typedef struct mca_btl_sctp_module {
     opal_list_t pending;            /* fragments waiting for send-buffer room, in order per
                                        peer and stream (btl_sctp_module.c flush_pending) */
     uint32_t flush_pass;
+    uint64_t flush_input, flush_ns; /* stack.input_datagrams and the clock at the last pass */
     uint8_t *scratch;               /* sendi builds its message here */
     uint64_t epoch;
     int failed;                     /* a peer failed: the job is ending */

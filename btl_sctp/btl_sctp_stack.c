@@ -552,6 +552,7 @@ static int read_input(sctp_stack_t *st, uint64_t now_ns)
                 break;
             }
             total += n;
+            st->input_datagrams += (uint64_t) n;
             if (n < ESP_DGRAM_RX_BATCH) {
                 break;   /* drained */
             }
@@ -569,6 +570,7 @@ int sctp_stack_poll(sctp_stack_t *st)
         return sctp_inet_poll(st);
     }
     uint64_t now = esp_dgram_now_ns();
+    st->polled_ns = now;
     int n = read_input(st, now);
     advance_timers(st, now / 1000000u);
     if (st->cfg.one_to_one) {

@@ -142,6 +142,8 @@ typedef struct sctp_stack {
     bool closing;
     size_t sndbuf_limit;          /* the SCTP socket's send buffer as usrsctp took it */
     uint32_t rests;               /* links holding a message's end (sctp_link_t.rest) */
+    uint64_t input_datagrams;     /* conn mode: datagrams handed to usrsctp so far */
+    uint64_t polled_ns;           /* conn mode: the clock at the last sctp_stack_poll */
     sctp_stack_stats_t stats;
     sctp_streams_stats_t stream_stats;  /* btl_sctp_assoc.c: per stream, what was chosen */
 } sctp_stack_t;
