@@ -15,6 +15,7 @@
  * SCTP port) names one rank (an SCTP port picked by usrsctp could repeat).
  */
 #define _GNU_SOURCE   /* dladdr, RTLD_NODELETE */
+#include "btl_sctp_mem.h"
 #include "btl_sctp_stack.h"
 
 #include <dirent.h>
@@ -362,6 +363,7 @@ static void stop_usrsctp(void)
     while (usrsctp_finish() != 0 && now_ms() < end) {
         sleep_ms(10);   /* associations aborted at close are freed by the timer thread */
     }
+    sctp_mem_release();
     udp_port = 0;
 }
 

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <usrsctp.h>
 
+#include "btl_sctp_mem.h"
 #include "esp_crc32c.h"
 
 /* Stacks one process may hold (MPI: one, or one per interface in the
@@ -651,6 +652,9 @@ void sctp_stack_close(sctp_stack_t *st)
             for (int i = 0; i < 100 && usrsctp_finish() != 0; i++) {
                 usrsctp_handle_timers(10);
             }
+        }
+        if (stacks_open == 0) {
+            sctp_mem_release();
         }
     }
     close_sockets(st);

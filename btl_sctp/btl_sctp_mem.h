@@ -1,0 +1,21 @@
+/*
+ * usrsctp's malloc, calloc and free (btl_sctp_mem.c): the build renames
+ * them in its copy of usrsctp's static library to these.
+ */
+#ifndef BTL_SCTP_MEM_H
+#define BTL_SCTP_MEM_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+
+void *sctp_mem_malloc(size_t n);
+void *sctp_mem_calloc(size_t count, size_t size);
+void sctp_mem_free(void *p);
+/* After the last usrsctp_finish: give back the calling thread's cached
+ * blocks, and stop flushing other threads' caches at their exit (their
+ * blocks stay with them). */
+void sctp_mem_release(void);
+
+extern const struct in6_addr sctp_in6addr_any;
+
+#endif
