@@ -34,7 +34,7 @@
 #endif
 
 #define HEADER 16              /* keeps blocks 16-byte aligned, as malloc's */
-#define NUM_CLASSES 23         /* 64, 96, 128, 192, ... 98304, 131072 bytes */
+#define NUM_CLASSES 23         /* 128, 160, 192, 256, ... 98368, 131136 bytes */
 #define DIRECT NUM_CLASSES     /* the header's class of a block from malloc */
 #define CACHE_BYTES (4u << 20) /* most a thread keeps per class */
 
@@ -47,21 +47,28 @@ _Static_assert(sizeof(block_header_t) == HEADER, "the header keeps 16-byte align
 
 #define MAGIC 0x5c7bu
 
-/* Class sizes, header included: 64, then 2^b and 3 * 2^(b-1) for b >= 7. */
+/* Class sizes, header included: a step (64, then 2^b and 3 * 2^(b-1) for
+ * b >= 7) plus 64 bytes, so that usrsctp's usual blocks fit with little
+ * waste: an mbuf (256 + 16 in 320), a cluster (2048 + 16 in 2112), a
+ * packet of the loopback MTU (64 KiB + 16 in 65600). */
+#define SLACK 64
+
 static size_t class_size(unsigned cls)
 {
     unsigned b = 6 + (cls + 1) / 2;
-    return cls == 0 ? 64 : cls % 2 ? (size_t) 3 << (b - 2) : (size_t) 1 << b;
+    size_t step = cls == 0 ? 64 : cls % 2 ? (size_t) 3 << (b - 2) : (size_t) 1 << b;
+    return step + SLACK;
 }
 
 /* The smallest class that holds total bytes, or DIRECT. */
 static unsigned class_of(size_t total)
 {
-    if (total <= 64) {
+    if (total <= 64 + SLACK) {
         return 0;
     }
-    unsigned b = 63u - (unsigned) __builtin_clzll((unsigned long long) (total - 1));  /* 2^b < total */
-    unsigned cls = total <= ((size_t) 3 << (b - 1)) ? 2 * (b - 6) + 1 : 2 * (b - 5);
+    size_t step = total - SLACK;
+    unsigned b = 63u - (unsigned) __builtin_clzll((unsigned long long) (step - 1));  /* 2^b < step */
+    unsigned cls = step <= ((size_t) 3 << (b - 1)) ? 2 * (b - 6) + 1 : 2 * (b - 5);
     return cls < NUM_CLASSES ? cls : DIRECT;
 }
 
@@ -170,6 +177,15 @@ void sctp_mem_free(void *p)
     }
 #endif
     free(h);
+}
+
+/* Test hook (not in the header): the bytes a block of ours holds, 0 for
+ * a block from malloc beyond the classes. */
+size_t sctp_mem_capacity(const void *p);
+size_t sctp_mem_capacity(const void *p)
+{
+    const block_header_t *h = (const block_header_t *) ((const uint8_t *) p - HEADER);
+    return h->cls == DIRECT ? 0 : class_size(h->cls) - HEADER;
 }
 
 /* The static library reads glibc's in6addr_any with a relocation a shared

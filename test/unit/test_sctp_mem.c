@@ -6,11 +6,15 @@
  * between threads; release empties the cache and the allocator still
  * works after it. ASan/valgrind catch an access past a block. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "../../btl_sctp/btl_sctp_mem.h"
 #include "unit.h"
+
+/* Test hook in btl_sctp_mem.c, deliberately not in its header. */
+extern size_t sctp_mem_capacity(const void *p);
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CACHED 0
@@ -27,13 +31,21 @@ static uint8_t pattern(size_t n, size_t i)
 static void sizes_hold_their_bytes(void)
 {
     int bad = 0, checked = 0;
-    for (size_t limit = 64; limit <= 262144; limit = limit < 96 ? 96 : limit % 3 ? limit * 3 / 2
-                                                                             : limit * 4 / 3) {
-        for (size_t n = limit > 20 ? limit - 20 : 0; n <= limit - 12 && n <= 140000; n++) {
+    for (size_t step = 64; step <= 262144; step = step < 96 ? 96 : step % 3 ? step * 3 / 2
+                                                                         : step * 4 / 3) {
+        size_t limit = step + 64;   /* the class: a step plus 64 bytes, header included */
+        for (size_t n = limit - 20; n <= limit - 12 && n <= 140000; n++) {
             uint8_t *p = sctp_mem_malloc(n);
             checked++;
-            if (p == NULL || ((uintptr_t) p & 15) != 0) {
-                bad++;
+            /* room for n, in the smallest class (at most half again) */
+            size_t cap = p != NULL ? sctp_mem_capacity(p) : 0;
+            bool direct = n + 16 > 131072 + 64;   /* beyond the largest class */
+            if (p == NULL || ((uintptr_t) p & 15) != 0
+                || (direct ? cap != 0 : cap < n || cap > n + n / 2 + 128)) {
+                if (bad++ == 0) {
+                    printf("    size %zu: block %p holds %zu\n", n, (void *) p, cap);
+                }
+                sctp_mem_free(p);
                 continue;
             }
             for (size_t i = 0; i < n; i++) {
@@ -76,13 +88,13 @@ static void freed_block_comes_back(void)
 {
     void *a = sctp_mem_malloc(2048);
     sctp_mem_free(a);
-    void *b = sctp_mem_malloc(2040);   /* the same class (2064 bytes with the header: 3072) */
+    void *b = sctp_mem_malloc(2090);   /* the same class (2048 + 64 with the header) */
     CHECK(b != NULL);
     if (CACHED) {
         CHECK(a == b);
     }
     void *big = sctp_mem_malloc(1u << 20);   /* beyond the classes: malloc's */
-    CHECK(big != NULL);
+    CHECK(big != NULL && sctp_mem_capacity(big) == 0);
     memset(big, 1, 1u << 20);
     sctp_mem_free(big);
     sctp_mem_free(b);
