@@ -6,12 +6,13 @@
  * glibc's allocator took a fifth of a streaming sender's time. The build
  * links a copy of usrsctp's static library whose malloc, calloc and free
  * are renamed to the functions below (Makefile.am, objcopy), so only
- * usrsctp's own blocks come here (and its in6addr_any to ours, below). Each block carries a 16-byte header with
- * its size class; a freed block goes onto the freeing thread's list for
- * its class (up to CACHE_BYTES per class), and the next allocation of that
- * class on that thread takes it back without a lock. Blocks larger than
- * the largest class, and every block under AddressSanitizer (which must
- * see each use after free), go straight to malloc and free.
+ * usrsctp's own blocks come here (and its in6addr_any to ours, below).
+ * Each block starts on a cache line after a 64-byte header with its size
+ * class; a freed block goes onto the freeing thread's list for its class
+ * (up to CACHE_BYTES per class), and the next allocation of that class on
+ * that thread takes it back without a lock. Blocks larger than the largest
+ * class, and every block under AddressSanitizer (which must see each use
+ * after free), go straight to the C library.
  */
 #include "btl_sctp_mem.h"
 
@@ -33,7 +34,8 @@
 #define SCTP_MEM_CACHE 1
 #endif
 
-#define HEADER 16              /* keeps blocks 16-byte aligned, as malloc's */
+#define HEADER 64              /* a cache line: blocks start on one (the copies into
+                                  mbuf clusters then never split a line) */
 #define NUM_CLASSES 23         /* 128, 160, 192, 256, ... 98368, 131136 bytes */
 #define DIRECT NUM_CLASSES     /* the header's class of a block from malloc */
 #define CACHE_BYTES (4u << 20) /* most a thread keeps per class */
@@ -41,17 +43,17 @@
 typedef struct block_header {
     uint32_t cls;
     uint32_t magic;
-    uint64_t unused;
+    uint8_t unused[HEADER - 8];
 } block_header_t;
-_Static_assert(sizeof(block_header_t) == HEADER, "the header keeps 16-byte alignment");
+_Static_assert(sizeof(block_header_t) == HEADER, "the header keeps blocks line-aligned");
 
 #define MAGIC 0x5c7bu
 
 /* Class sizes, header included: a step (64, then 2^b and 3 * 2^(b-1) for
- * b >= 7) plus 64 bytes, so that usrsctp's usual blocks fit with little
- * waste: an mbuf (256 + 16 in 320), a cluster (2048 + 16 in 2112), a
- * packet of the loopback MTU (64 KiB + 16 in 65600). */
-#define SLACK 64
+ * b >= 7) plus the header, so that usrsctp's usual blocks fit exactly: an
+ * mbuf (256 + 64), a cluster (2048 + 64), a packet of the loopback MTU
+ * (up to 64 KiB + 64). */
+#define SLACK HEADER
 
 static size_t class_size(unsigned cls)
 {
@@ -134,10 +136,11 @@ void *sctp_mem_malloc(size_t n)
         return p;
     }
 #endif
-    block_header_t *h = malloc(cls == DIRECT ? n + HEADER : class_size(cls));
-    if (h == NULL) {
+    void *raw = NULL;
+    if (posix_memalign(&raw, HEADER, cls == DIRECT ? n + HEADER : class_size(cls)) != 0) {
         return NULL;
     }
+    block_header_t *h = raw;
     h->cls = cls;
     h->magic = MAGIC;
     return (uint8_t *) h + HEADER;

@@ -1,5 +1,5 @@
 /* Unit tests of usrsctp's allocator (btl_sctp/btl_sctp_mem.c): every size
- * class boundary holds what was asked for, 16-byte aligned, every byte
+ * class boundary holds what was asked for, on a cache line, every byte
  * writable and kept; calloc zeroes and refuses an overflowing product; a
  * freed block comes back to the next allocation of its class on the same
  * thread (not under AddressSanitizer, where the cache is off); blocks move
@@ -27,20 +27,21 @@ static uint8_t pattern(size_t n, size_t i)
     return (uint8_t) (n * 31u + i * 7u);
 }
 
-/* Every size around each class limit (header of 16 included) up to 140000. */
+/* Every size around each class limit (a 64-byte header included) up to
+ * 140000. */
 static void sizes_hold_their_bytes(void)
 {
     int bad = 0, checked = 0;
     for (size_t step = 64; step <= 262144; step = step < 96 ? 96 : step % 3 ? step * 3 / 2
                                                                          : step * 4 / 3) {
         size_t limit = step + 64;   /* the class: a step plus 64 bytes, header included */
-        for (size_t n = limit - 20; n <= limit - 12 && n <= 140000; n++) {
+        for (size_t n = limit - 68; n <= limit - 60 && n <= 140000; n++) {
             uint8_t *p = sctp_mem_malloc(n);
             checked++;
             /* room for n, in the smallest class (at most half again) */
             size_t cap = p != NULL ? sctp_mem_capacity(p) : 0;
-            bool direct = n + 16 > 131072 + 64;   /* beyond the largest class */
-            if (p == NULL || ((uintptr_t) p & 15) != 0
+            bool direct = n + 64 > 131072 + 64;   /* beyond the largest class */
+            if (p == NULL || ((uintptr_t) p & 63) != 0
                 || (direct ? cap != 0 : cap < n || cap > n + n / 2 + 128)) {
                 if (bad++ == 0) {
                     printf("    size %zu: block %p holds %zu\n", n, (void *) p, cap);
@@ -88,7 +89,7 @@ static void freed_block_comes_back(void)
 {
     void *a = sctp_mem_malloc(2048);
     sctp_mem_free(a);
-    void *b = sctp_mem_malloc(2090);   /* the same class (2048 + 64 with the header) */
+    void *b = sctp_mem_malloc(2000);   /* the same class (a 2 KiB step plus the header) */
     CHECK(b != NULL);
     if (CACHED) {
         CHECK(a == b);
