@@ -69,7 +69,8 @@ static unsigned class_of(size_t total)
         return 0;
     }
     size_t step = total - SLACK;
-    unsigned b = 63u - (unsigned) __builtin_clzll((unsigned long long) (step - 1));  /* 2^b < step */
+    /* 2^b < step <= 2^(b+1) */
+    unsigned b = 63u - (unsigned) __builtin_clzll((unsigned long long) (step - 1));
     unsigned cls = step <= ((size_t) 3 << (b - 1)) ? 2 * (b - 6) + 1 : 2 * (b - 5);
     return cls < NUM_CLASSES ? cls : DIRECT;
 }

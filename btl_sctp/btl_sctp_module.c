@@ -231,8 +231,8 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
      * packet's fixed costs for them: on loopback's 64 KiB MTU, one packet
      * in three at the default size (4 MiB bandwidth +8 %). Never below the
      * eager limit, whose fragments the lists were sized for. */
-    size_t whole = sctp_stack_whole_packets(&m->stack, sizeof(sctp_wire_hdr_t) + b->btl_max_send_size)
-                   - sizeof(sctp_wire_hdr_t);
+    size_t hdr = sizeof(sctp_wire_hdr_t);
+    size_t whole = sctp_stack_whole_packets(&m->stack, hdr + b->btl_max_send_size) - hdr;
     if (whole >= b->btl_eager_limit) {
         b->btl_max_send_size = whole;
     }
@@ -241,8 +241,8 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
                 c->mode == SCTP_MODE_INET ? "inet" : "conn",
                 cfg.one_to_one ? "one-to-one" : "one-to-many", sctp_stack_num_addrs(&m->stack),
                 sctp_stack_udp_port(&m->stack, 0), m->stack.cfg.sctp_port, m->stack.cfg.pmtu,
-                b->btl_max_send_size, c->rto_min_ms, c->rto_init_ms, c->rto_max_ms, m->stack.cfg.heartbeat_ms,
-                c->crc32c ? "on" : "off");
+                b->btl_max_send_size, c->rto_min_ms, c->rto_init_ms, c->rto_max_ms,
+                m->stack.cfg.heartbeat_ms, c->crc32c ? "on" : "off");
     return OPAL_SUCCESS;
 }
 

@@ -61,7 +61,8 @@ sctp_stack_t *sctp_stack_from_conn_addr(const void *addr, uint32_t *link)
 
 /* usrsctp's own CRC32c is a table-driven loop over its mbufs, about as
  * costly as a copy; ours (common/esp_crc32c: carry-less multiplication or
- * the SSE4.2 instruction) runs over the linear packet conn mode hands us. Byte 8..11: the checksum field. */
+ * the SSE4.2 instruction) runs over the linear packet conn mode hands us.
+ * Byte 8..11: the checksum field. */
 #define CSUM_OFF 8
 
 uint32_t sctp_packet_crc32c(const uint8_t *pkt, size_t len)
@@ -483,14 +484,17 @@ uint16_t sctp_stack_udp_port(const sctp_stack_t *st, size_t i)
     return ntohs(a->u.sa.sa_family == AF_INET ? a->u.in4.sin_port : a->u.in6.sin6_port);
 }
 
-/* Bytes of a packet that are not message data, counted high: IPv6 (usrsctp
- * counts an IP header even on AF_CONN), the common header and a DATA
- * chunk header. Too high only wastes a few bytes per packet. */
+/* Bytes of a packet that are not message data, counted high so that it
+ * holds in both modes (on AF_CONN usrsctp takes only the DATA chunk header
+ * off the path MTU, measured; over IP it takes an IP header and the common
+ * header too): IPv6, the common header, a DATA chunk header. Too high only
+ * wastes a few bytes per packet. */
 #define PACKET_OVERHEAD (40 + 12 + 16)
 
 size_t sctp_stack_whole_packets(const sctp_stack_t *st, size_t len)
 {
-    size_t per_packet = st->cfg.pmtu > PACKET_OVERHEAD ? (st->cfg.pmtu - PACKET_OVERHEAD) & ~(size_t) 3 : 0;
+    size_t pmtu = st->cfg.pmtu;
+    size_t per_packet = pmtu > PACKET_OVERHEAD ? (pmtu - PACKET_OVERHEAD) & ~(size_t) 3 : 0;
     if (per_packet == 0 || len <= per_packet) {
         return len;
     }
