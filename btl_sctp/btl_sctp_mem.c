@@ -113,7 +113,7 @@ static void register_thread(void)
 {
     pthread_mutex_lock(&key_lock);
     if (key_gen == 0 && pthread_key_create(&exit_key, on_thread_exit) == 0) {
-        key_gen = ++key_gens ? key_gens : ++key_gens;
+        key_gen = ++key_gens;   /* never 0 again in a process's life */
     }
     if (key_gen != 0) {
         (void) pthread_setspecific(exit_key, &cache);   /* any non-NULL value */
@@ -170,7 +170,7 @@ void sctp_mem_free(void *p)
     }
 #if SCTP_MEM_CACHE
     unsigned cls = h->cls;
-    if (cls != DIRECT && cache.count[cls] < CACHE_BYTES / class_size(cls)) {
+    if (cls != DIRECT && (size_t) cache.count[cls] * class_size(cls) < CACHE_BYTES) {
         if (cache.key_gen != key_gen || key_gen == 0) {
             register_thread();
         }
