@@ -16,8 +16,19 @@ stacks_descendants() {
         }'
 }
 
+# stacks_tagged TAG: every process whose environment holds
+# MPITEST_RUN_TAG=TAG. Ranks on an emulated host are children of an orted
+# that daemonized (its parent is init), not descendants of mpirun.
+stacks_tagged() {
+    [[ -n $1 ]] || return 0
+    local f
+    for f in /proc/[0-9]*/environ; do
+        grep -qzxF "MPITEST_RUN_TAG=$1" "$f" 2>/dev/null && { f=${f#/proc/}; echo "${f%/environ}"; }
+    done
+}
+
 # stacks_dump PROG PID...: full stacks of those processes named PROG, on
-# stdout. gdb first calls btl sctp's mca_btl_sctp_dump_state(2), which
+# stdout. gdb then calls btl sctp's mca_btl_sctp_dump_state(2), which
 # prints the BTL's state on the rank's stderr (the run's log); in a process
 # without btl sctp the call fails harmlessly.
 stacks_dump() {
@@ -28,8 +39,8 @@ stacks_dump() {
         [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$prog" ]] || continue
         echo "== pid $pid"
         timeout 20 gdb -p "$pid" -batch -nx -ex "set unwindonsignal on" \
-            -ex "call (void) mca_btl_sctp_dump_state(2)" \
-            -ex "thread apply all bt 25" </dev/null 2>&1 |
+            -ex "thread apply all bt 25" \
+            -ex "call (void) mca_btl_sctp_dump_state(2)" </dev/null 2>&1 |
             grep -E '^(Thread|#)' | sed -E 's/ \(([^()]|\([^()]*\))*\) at / at /'
     done
 }
@@ -48,14 +59,17 @@ stacks_summary() {
          END { if (out != "") print out }' "$1" 2>/dev/null
 }
 
-# stacks_watch TIMEOUT PROG PID OUTFILE: in the background, 30 s before
-# TIMEOUT (when above 40 s), dump the stacks of PID's descendants named
-# PROG into OUTFILE. Sets stacks_watcher; stacks_unwatch ends it.
+# stacks_watch TIMEOUT PROG PID OUTFILE [TAG]: in the background, 30 s
+# before TIMEOUT (when above 40 s), dump the stacks of the processes named
+# PROG that descend from PID or carry TAG (stacks_tagged) into OUTFILE.
+# Sets stacks_watcher; stacks_unwatch ends it.
 stacks_watch() {
     stacks_watcher=
     rm -f "$4"
     [[ $1 -gt 40 ]] || return 0
-    (sleep $(($1 - 30)) && stacks_dump "$2" $(stacks_descendants "$3") >"$4") 2>/dev/null &
+    (sleep $(($1 - 30)) &&
+        stacks_dump "$2" $( (stacks_descendants "$3"; stacks_tagged "${5:-}") | sort -un) >"$4"
+    ) 2>/dev/null &
     stacks_watcher=$!
 }
 
