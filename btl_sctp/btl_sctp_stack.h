@@ -244,6 +244,11 @@ void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why);
 /* Free per-link state (reassembly, streams, a message's kept end). */
 void sctp_assoc_link_fini(sctp_stack_t *st, sctp_link_t *l);
 
+/* usrsctp's view of the link's association (state, peer window, queued
+ * and unacknowledged data, the primary path's cwnd and RTO) as one line
+ * of text for a hang report; "" when it has none. */
+void sctp_assoc_describe(sctp_stack_t *st, uint32_t link, char *buf, size_t len);
+
 /* ---- addressing: what assoc.c knows of how usrsctp names a peer ---- */
 
 /* The destination usrsctp_sendv takes for a link. */

@@ -199,6 +199,11 @@ void mca_btl_sctp_dump_state(int fd)
                     "failed=%d stranger=%d out_streams=%u waiting=%u\n", rank, l, k->vpid,
                     k->assoc_id, (int) k->ident_tx, (int) k->ident_rx, (int) k->failed,
                     (int) k->stranger, k->out_streams, waiting);
+            char usr[256];
+            sctp_assoc_describe(&m->stack, l, usr, sizeof(usr));
+            if (usr[0] != '\0') {
+                dprintf(fd, "btl sctp state rank %u:   link %u usrsctp %s\n", rank, l, usr);
+            }
         }
     }
 }
