@@ -207,29 +207,69 @@ static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *d
     return send_message(st, link, sid, &iov, 1);
 }
 
-void sctp_assoc_describe(sctp_stack_t *st, uint32_t link, char *buf, size_t len)
+/* usrsctp's status and queue use of the link's association. */
+static bool assoc_status(sctp_stack_t *st, uint32_t link, struct sctp_status *s,
+                         struct sctp_sndbuf_use *u)
 {
     const sctp_link_t *l = &st->links[link];
     struct socket *so = st->cfg.one_to_one ? sctp_o2o_link_socket(l) : st->so;
     sctp_assoc_t id = st->cfg.one_to_one ? 0 : (sctp_assoc_t) l->assoc_id;
-    struct sctp_status s = {.sstat_assoc_id = id};
-    struct sctp_sndbuf_use u = {.assoc_id = id};
-    socklen_t n = sizeof(s), un = sizeof(u);
-    buf[0] = '\0';
+    socklen_t n = sizeof(*s), un = sizeof(*u);
+    memset(s, 0, sizeof(*s));
+    memset(u, 0, sizeof(*u));
+    s->sstat_assoc_id = u->assoc_id = id;
     if (so == NULL || (!st->cfg.one_to_one && id == 0)
-        || usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_STATUS, &s, &n) != 0) {
+        || usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_STATUS, s, &n) != 0) {
+        return false;
+    }
+    if (usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_SNDBUF_USE_OPT, u, &un) != 0) {
+        u->total_sndbuf = u->total_recv_buf = 0;
+    }
+    return true;
+}
+
+void sctp_assoc_describe(sctp_stack_t *st, uint32_t link, char *buf, size_t len)
+{
+    const sctp_link_t *l = &st->links[link];
+    struct sctp_status s;
+    struct sctp_sndbuf_use u;
+    buf[0] = '\0';
+    if (!assoc_status(st, link, &s, &u)) {
         return;
     }
-    if (usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_SNDBUF_USE_OPT, &u, &un) != 0) {
-        u.total_sndbuf = u.total_recv_buf = 0;
-    }
-    snprintf(buf, len, "state=%d peer_rwnd=%u unacked=%u pending=%u sndbuf_used=%u "
+    /* sstat_penddata counts received chunks waiting for a gap to fill. */
+    snprintf(buf, len, "state=%d peer_rwnd=%u unacked=%u rx_held=%u sndbuf_used=%u "
              "rcvbuf_used=%u cwnd=%u srtt=%u rto=%u mtu=%u path_state=%d rest=%zu",
              (int) s.sstat_state, s.sstat_rwnd, (unsigned) s.sstat_unackdata,
              (unsigned) s.sstat_penddata, u.total_sndbuf, u.total_recv_buf,
              s.sstat_primary.spinfo_cwnd, s.sstat_primary.spinfo_srtt,
              s.sstat_primary.spinfo_rto, s.sstat_primary.spinfo_mtu,
              (int) s.sstat_primary.spinfo_state, l->rest ? l->rest_len - l->rest_off : 0);
+}
+
+bool sctp_assoc_outstanding(sctp_stack_t *st, uint32_t link, uint32_t *unacked,
+                            uint32_t *queued)
+{
+    struct sctp_status s;
+    struct sctp_sndbuf_use u;
+    if (!assoc_status(st, link, &s, &u)) {
+        return false;
+    }
+    *unacked = s.sstat_unackdata;
+    *queued = u.total_sndbuf;
+    return true;
+}
+
+void sctp_assoc_fail(sctp_stack_t *st, uint32_t link, const char *why)
+{
+    sctp_link_t *l = &st->links[link];
+    if (l->failed) {
+        return;
+    }
+    l->failed = true;
+    if (st->ops.peer_failed != NULL && l->user != NULL) {
+        st->ops.peer_failed(st->ctx, l->user, link, why);
+    }
 }
 
 /* Drop every half-received message of the link (its association is gone). */

@@ -530,6 +530,58 @@ fail:
 
 /* ---------------------------------------------------------- input */
 
+/* How often the stall watch looks, and the least time it waits. */
+#define WATCH_PERIOD_NS (500u * 1000000u)
+#define STALL_MIN_MS 10000u
+
+/* usrsctp 0.9.5's threads can lose an association's retransmission (T3)
+ * timer: a timer expiry that marks nothing for retransmission (the RTO
+ * estimate above RTO.max) relies on a count of running timers that a race
+ * between its threads leaves too high, so the timer is not started again.
+ * Seen under loss: unacknowledged chunks never retransmitted, heartbeats
+ * keeping the association up, the job hung. A link whose unacknowledged
+ * chunks and queued bytes stay the same while no T3 timer of the process
+ * expires and nothing is retransmitted, for STALL_MIN_MS (or 3 RTO.max),
+ * has stalled: its peer is declared lost, so the job ends with a message.
+ * A peer that only stopped reading keeps T3 running (window probes). */
+static void watch_stalls(sctp_stack_t *st)
+{
+    uint64_t now = esp_dgram_now_ns();
+    if (now - st->watch_ns < WATCH_PERIOD_NS) {
+        return;
+    }
+    st->watch_ns = now;
+    struct sctpstat u;
+    usrsctp_get_stat(&u);
+    uint64_t t3 = (uint64_t) u.sctps_timodata + u.sctps_sendretransdata;
+    bool timers_ran = t3 != st->watch_t3;
+    st->watch_t3 = t3;
+    uint64_t stall_ms = 3u * (uint64_t) st->cfg.rto_max_ms;
+    if (stall_ms < STALL_MIN_MS) {
+        stall_ms = STALL_MIN_MS;
+    }
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        sctp_link_t *l = &st->links[i];
+        uint32_t unacked = 0, queued = 0;
+        if (!l->in_use || l->failed || !sctp_assoc_outstanding(st, i, &unacked, &queued)
+            || unacked == 0 || timers_ran || unacked != l->watch_unacked
+            || queued != l->watch_queued) {
+            l->watch_unacked = unacked;
+            l->watch_queued = queued;
+            l->watch_since_ns = now;
+            continue;
+        }
+        if (now - l->watch_since_ns >= stall_ms * 1000000u) {
+            char why[256];
+            snprintf(why, sizeof(why), "has not acknowledged %u chunk(s) of ours for %llu s and "
+                     "usrsctp no longer retransmits them (a race in its threads: mode inet "
+                     "only; btl_sctp_mode conn does not have it)", unacked,
+                     (unsigned long long) (stall_ms / 1000u));
+            sctp_assoc_fail(st, i, why);
+        }
+    }
+}
+
 int sctp_inet_poll(sctp_stack_t *st)
 {
     uint64_t before = st->stats.rx_msgs;
@@ -538,6 +590,7 @@ int sctp_inet_poll(sctp_stack_t *st)
     } else {
         sctp_assoc_drain(st);
     }
+    watch_stalls(st);
     int n = (int) (st->stats.rx_msgs - before);
     if (n == 0) {
         /* Nothing yet: what we wait for is work for usrsctp's threads,

@@ -119,6 +119,10 @@ typedef struct sctp_link {
     uint8_t *rest;
     size_t rest_len, rest_off;
     uint16_t rest_sid;
+    /* inet mode's stall watch (btl_sctp_inet.c): what usrsctp held
+     * unacknowledged and queued when last looked at, and since when. */
+    uint32_t watch_unacked, watch_queued;
+    uint64_t watch_since_ns;
 } sctp_link_t;
 
 typedef struct sctp_stack {
@@ -144,6 +148,8 @@ typedef struct sctp_stack {
     uint32_t rests;               /* links holding a message's end (sctp_link_t.rest) */
     uint64_t input_datagrams;     /* conn mode: datagrams handed to usrsctp so far */
     uint64_t polled_ns;           /* conn mode: the clock at the last sctp_stack_poll */
+    uint64_t watch_ns;            /* inet mode: the last stall watch */
+    uint64_t watch_t3;            /* usrsctp's T3 expiries and retransmissions then */
     sctp_stack_stats_t stats;
     sctp_streams_stats_t stream_stats;  /* btl_sctp_assoc.c: per stream, what was chosen */
 } sctp_stack_t;
@@ -248,6 +254,12 @@ void sctp_assoc_link_fini(sctp_stack_t *st, sctp_link_t *l);
  * and unacknowledged data, the primary path's cwnd and RTO) as one line
  * of text for a hang report; "" when it has none. */
 void sctp_assoc_describe(sctp_stack_t *st, uint32_t link, char *buf, size_t len);
+/* The DATA chunks usrsctp has sent on the link's association and not had
+ * acknowledged, and the bytes it holds to send; false without one. */
+bool sctp_assoc_outstanding(sctp_stack_t *st, uint32_t link, uint32_t *unacked,
+                            uint32_t *queued);
+/* The peer of a link is lost for why: no more sends, the layer above is told. */
+void sctp_assoc_fail(sctp_stack_t *st, uint32_t link, const char *why);
 
 /* ---- addressing: what assoc.c knows of how usrsctp names a peer ---- */
 
