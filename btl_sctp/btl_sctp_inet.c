@@ -544,6 +544,19 @@ fail:
  * expires and nothing is retransmitted, for STALL_MIN_MS (or 3 RTO.max),
  * has stalled: its peer is declared lost, so the job ends with a message.
  * A peer that only stopped reading keeps T3 running (window probes). */
+bool sctp_inet_link_stalled(sctp_link_t *l, uint64_t now_ns, bool have, uint32_t unacked,
+                            uint32_t queued, bool timers_ran, uint64_t stall_ns)
+{
+    if (!have || unacked == 0 || timers_ran || unacked != l->watch_unacked
+        || queued != l->watch_queued || l->watch_since_ns == 0) {
+        l->watch_unacked = have ? unacked : 0;
+        l->watch_queued = have ? queued : 0;
+        l->watch_since_ns = now_ns;
+        return false;
+    }
+    return now_ns - l->watch_since_ns >= stall_ns;
+}
+
 static void watch_stalls(sctp_stack_t *st)
 {
     uint64_t now = esp_dgram_now_ns();
@@ -563,15 +576,12 @@ static void watch_stalls(sctp_stack_t *st)
     for (uint32_t i = 0; i < st->num_links; i++) {
         sctp_link_t *l = &st->links[i];
         uint32_t unacked = 0, queued = 0;
-        if (!l->in_use || l->failed || !sctp_assoc_outstanding(st, i, &unacked, &queued)
-            || unacked == 0 || timers_ran || unacked != l->watch_unacked
-            || queued != l->watch_queued) {
-            l->watch_unacked = unacked;
-            l->watch_queued = queued;
-            l->watch_since_ns = now;
+        if (!l->in_use || l->failed) {
             continue;
         }
-        if (now - l->watch_since_ns >= stall_ms * 1000000u) {
+        bool have = sctp_assoc_outstanding(st, i, &unacked, &queued);
+        if (sctp_inet_link_stalled(l, now, have, unacked, queued, timers_ran,
+                                   stall_ms * 1000000u)) {
             char why[256];
             snprintf(why, sizeof(why), "has not acknowledged %u chunk(s) of ours for %llu s and "
                      "usrsctp no longer retransmits them (a race in its threads: mode inet "

@@ -315,6 +315,13 @@ sctp_stack_t *sctp_stack_from_conn_addr(const void *addr, uint32_t *link);
 
 /* ---- btl_sctp_inet.c: inet mode, called by the stack functions ---- */
 int sctp_inet_open(sctp_stack_t *st, char *err, size_t errlen);
+/* The stall watch's decision for one link at now_ns (btl_sctp_inet.c):
+ * have: usrsctp reported the association; unacked, queued: its
+ * unacknowledged chunks and queued bytes; timers_ran: a T3 expiry or a
+ * retransmission in the process since the last look. True once the link
+ * has held the same unacknowledged data, untouched, for stall_ns. */
+bool sctp_inet_link_stalled(sctp_link_t *l, uint64_t now_ns, bool have, uint32_t unacked,
+                            uint32_t queued, bool timers_ran, uint64_t stall_ns);
 void sctp_inet_close(sctp_stack_t *st);
 int sctp_inet_poll(sctp_stack_t *st);
 uint16_t sctp_inet_udp_port(void);

@@ -804,6 +804,43 @@ static void both_send_first(void)
     both_send_first_once(3, 2, 5013, 5014);
 }
 
+#if TEST_INET
+/* The stall watch's decision: only the same unacknowledged data, with no
+ * T3 expiry or retransmission in the process, for the whole period. */
+static void stall_watch_decides(void)
+{
+    const uint64_t S = 1000000000u, stall = 10 * S;
+    sctp_link_t l;
+
+    memset(&l, 0, sizeof(l));   /* the same data, untouched */
+    CHECK(!sctp_inet_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
+    CHECK(!sctp_inet_link_stalled(&l, 5 * S, true, 5, 1000, false, stall));
+    CHECK(!sctp_inet_link_stalled(&l, 10 * S, true, 5, 1000, false, stall));
+    CHECK(sctp_inet_link_stalled(&l, 11 * S, true, 5, 1000, false, stall));
+
+    memset(&l, 0, sizeof(l));   /* a T3 expiry somewhere starts the period again */
+    CHECK(!sctp_inet_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
+    CHECK(!sctp_inet_link_stalled(&l, 6 * S, true, 5, 1000, true, stall));
+    CHECK(!sctp_inet_link_stalled(&l, 15 * S, true, 5, 1000, false, stall));
+    CHECK(sctp_inet_link_stalled(&l, 16 * S, true, 5, 1000, false, stall));
+
+    memset(&l, 0, sizeof(l));   /* acknowledgements or newly queued bytes: moving */
+    CHECK(!sctp_inet_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
+    CHECK(!sctp_inet_link_stalled(&l, 9 * S, true, 4, 1000, false, stall));
+    CHECK(!sctp_inet_link_stalled(&l, 18 * S, true, 4, 1200, false, stall));
+    CHECK(!sctp_inet_link_stalled(&l, 27 * S, true, 4, 1200, false, stall));
+    CHECK(sctp_inet_link_stalled(&l, 28 * S, true, 4, 1200, false, stall));
+
+    memset(&l, 0, sizeof(l));   /* nothing unacknowledged, or no association: never */
+    for (uint64_t t = 1; t < 100; t += 7) {
+        CHECK(!sctp_inet_link_stalled(&l, t * S, true, 0, 5000, false, stall));
+    }
+    for (uint64_t t = 100; t < 200; t += 7) {
+        CHECK(!sctp_inet_link_stalled(&l, t * S, false, 0, 0, false, stall));
+    }
+}
+#endif
+
 int main(void)
 {
     lo = lo_if();
@@ -827,6 +864,9 @@ int main(void)
         RUN("sctp_stack one-to-one", other_job_refused);
         RUN("sctp_stack one-to-one", both_send_first);
     } else {
+#if TEST_INET
+        RUN(SUITE, stall_watch_decides);
+#endif
         RUN(SUITE, no_thread_left);
     }
     return UNIT_RESULT();
