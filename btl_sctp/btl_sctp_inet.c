@@ -548,7 +548,7 @@ bool sctp_inet_link_stalled(sctp_link_t *l, uint64_t now_ns, bool have, uint32_t
                             uint32_t queued, bool timers_ran, uint64_t stall_ns)
 {
     if (!have || unacked == 0 || timers_ran || unacked != l->watch_unacked
-        || queued != l->watch_queued || l->watch_since_ns == 0) {
+        || queued != l->watch_queued) {
         l->watch_unacked = have ? unacked : 0;
         l->watch_queued = have ? queued : 0;
         l->watch_since_ns = now_ns;
