@@ -1,7 +1,7 @@
 /*
  * btl esp: a reliable streaming protocol over unreliable datagrams.
  * Component and module types. The layers (docs/architecture.md):
- *   wire   common/esp_dgram.[ch]   UDP sockets, batches, fault layer
+ *   wire   common/ebtl_dgram.[ch]   UDP sockets, batches, fault layer
  *   proto  btl_esp/esp_*.[ch]      the sans-I/O protocol engine
  *   btl    btl_esp/btl_esp_*.[ch]  this Open MPI glue
  */
@@ -14,11 +14,11 @@
 #include <opal/class/opal_pointer_array.h>
 #include <opal/mca/btl/btl.h>
 
-#include "esp_btl_base.h"
-#include "esp_dgram.h"
-#include "esp_fault.h"
-#include "esp_ifsel.h"
-#include "esp_mca.h"
+#include "ebtl_base.h"
+#include "ebtl_dgram.h"
+#include "ebtl_fault.h"
+#include "ebtl_ifsel.h"
+#include "ebtl_mca.h"
 #include "esp_proto.h"
 
 /* Datagram backends the wire layer can use (btl_esp_wire). */
@@ -26,8 +26,8 @@ enum mca_btl_esp_wire { ESP_WIRE_UDP = 0, ESP_WIRE_OFI = 1, ESP_WIRE_ETH = 2 };
 
 /* One selected local address: a socket per channel. */
 typedef struct mca_btl_esp_nic {
-    esp_if_t iface;
-    esp_dgram_sock_t sock[2];           /* by enum esp_channel */
+    ebtl_if_t iface;
+    ebtl_dgram_sock_t sock[2];           /* by enum esp_channel */
     bool active;                        /* a peer path uses it: polled every pass */
     unsigned last_rx[2];                /* pass of the last datagram, by channel */
 } mca_btl_esp_nic_t;
@@ -40,11 +40,11 @@ typedef struct esp_reg_slot {
 } esp_reg_slot_t;
 
 typedef struct mca_btl_esp_module {
-    esp_btl_module_t base;               /* endpoints, lock, error callback */
+    ebtl_module_t base;               /* endpoints, lock, error callback */
     mca_btl_esp_nic_t *nics;
     size_t num_nics;
     esp_proto_t *proto;
-    esp_dgram_txq_t txq;                 /* datagrams of this pass, sent at its end */
+    ebtl_dgram_txq_t txq;                 /* datagrams of this pass, sent at its end */
     opal_pointer_array_t peers;          /* endpoint by peer number */
     opal_hash_table_t peer_by_id;        /* peer number by process identity */
     uint32_t num_peers;
@@ -67,7 +67,7 @@ typedef struct mca_btl_esp_component {
     mca_btl_base_component_3_0_0_t super;
 
     /* MCA parameters (btl_esp_component.c) */
-    esp_mca_ifaces_t ifaces;     /* if_include/if_exclude and what they selected */
+    ebtl_mca_ifaces_t ifaces;     /* if_include/if_exclude and what they selected */
     char *wire_name;
     enum mca_btl_esp_wire wire;
     int window;
@@ -81,7 +81,7 @@ typedef struct mca_btl_esp_component {
     int checksum;                /* 1 on, 0 off, -1 auto: off over loopback */
     int port_min;
     int free_list_max;
-    esp_mca_faults_t faults;     /* test-only fault layer (btl_esp_fault_*) */
+    ebtl_mca_faults_t faults;     /* test-only fault layer (btl_esp_fault_*) */
     int verbose;
 
     mca_btl_esp_module_t *module;  /* the one module (all NICs, all peers) */

@@ -2,7 +2,7 @@
  * btl esp component: MCA parameters, open/close, init (one module for all
  * selected interfaces and all peers), progress.
  */
-#include "esp_config.h"
+#include "ebtl_config.h"
 
 #include "btl_esp.h"
 
@@ -12,7 +12,7 @@
 #include <opal/runtime/opal_progress.h>
 
 #include "btl_esp_frag.h"
-#include "esp_params.h"
+#include "ebtl_params.h"
 
 static const char *const esp_wire_names[] = {"udp", "ofi", "eth", NULL};
 
@@ -65,7 +65,7 @@ static int esp_component_register(void)
 
     esp_proto_config_default(&d);
 
-    esp_mca_ifaces_register(v, &c->ifaces, "127.0.0.0/8,::1");
+    ebtl_mca_ifaces_register(v, &c->ifaces, "127.0.0.0/8,::1");
     reg_str("wire", "Datagram service under the protocol: udp (UDP sockets, unprivileged). "
             "ofi (libfabric FI_EP_DGRAM) and eth (raw Ethernet) are planned, not built yet",
             OPAL_INFO_LVL_4, &c->wire_name, "udp");
@@ -111,10 +111,10 @@ static int esp_component_register(void)
             OPAL_INFO_LVL_9, &c->free_list_max, -1);
 
     /* Test-only fault injection on the receive path. */
-    esp_mca_faults_register(v, &c->faults);
+    ebtl_mca_faults_register(v, &c->faults);
 
     /* Open MPI's standard btl_esp_* parameters (exclusivity, limits, ...). */
-    static const esp_btl_defaults_t defaults = {
+    static const ebtl_defaults_t defaults = {
         .exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 100, /* above tcp, below shared memory */
         .eager_limit = 64 * 1024 - 512, /* one datagram on loopback: measured best for 16-64 KiB */
         .max_send_size = 64 * 1024 - 512,
@@ -123,19 +123,19 @@ static int esp_component_register(void)
     };
     mca_btl_esp_module_template.base.super.btl_registration_handle_size =
         sizeof(struct mca_btl_base_registration_handle_t);
-    return esp_mca_register_base_params(v, &mca_btl_esp_module_template.base.super, &defaults);
+    return ebtl_mca_register_base_params(v, &mca_btl_esp_module_template.base.super, &defaults);
 }
 
 static int esp_component_open(void)
 {
-    esp_mca_ifaces_release(&mca_btl_esp_component.ifaces);
+    ebtl_mca_ifaces_release(&mca_btl_esp_component.ifaces);
     mca_btl_esp_component.module = NULL;
     return OPAL_SUCCESS;
 }
 
 static int esp_component_close(void)
 {
-    esp_mca_ifaces_release(&mca_btl_esp_component.ifaces);
+    ebtl_mca_ifaces_release(&mca_btl_esp_component.ifaces);
     return OPAL_SUCCESS;
 }
 
@@ -144,8 +144,8 @@ static bool size_param(const char *name, const char *text, uint64_t min, uint64_
 {
     char err[256];
     uint64_t v;
-    if (esp_param_size(name, text, min, max, &v, err, sizeof(err)) != 0) {
-        ESP_ERROR("btl esp: %s", err);
+    if (ebtl_param_size(name, text, min, max, &v, err, sizeof(err)) != 0) {
+        EBTL_ERROR("btl esp: %s", err);
         return false;
     }
     *out = (size_t) v;
@@ -155,8 +155,8 @@ static bool size_param(const char *name, const char *text, uint64_t min, uint64_
 static bool range_param(const char *name, long long v, long long min, long long max)
 {
     char err[256];
-    if (esp_param_check_range(name, v, min, max, err, sizeof(err)) != 0) {
-        ESP_ERROR("btl esp: %s", err);
+    if (ebtl_param_check_range(name, v, min, max, err, sizeof(err)) != 0) {
+        EBTL_ERROR("btl esp: %s", err);
         return false;
     }
     return true;
@@ -167,21 +167,21 @@ static bool esp_params_valid(void)
 {
     mca_btl_esp_component_t *c = &mca_btl_esp_component;
     char err[256];
-    int wire = esp_param_keyword("btl_esp_wire", c->wire_name, esp_wire_names, err, sizeof(err));
+    int wire = ebtl_param_keyword("btl_esp_wire", c->wire_name, esp_wire_names, err, sizeof(err));
     if (wire < 0) {
-        ESP_ERROR("btl esp: %s", err);
+        EBTL_ERROR("btl esp: %s", err);
         return false;
     }
     c->wire = (enum mca_btl_esp_wire) wire;
     if (c->wire != ESP_WIRE_UDP) {
-        ESP_ERROR("btl esp: btl_esp_wire=%s is not built in this version; use btl_esp_wire=udp",
+        EBTL_ERROR("btl esp: btl_esp_wire=%s is not built in this version; use btl_esp_wire=udp",
                   c->wire_name);
         return false;
     }
     if (!range_param("btl_esp_window", c->window, 16, 65536)
         || (c->window & (c->window - 1)) != 0) {
         if ((c->window & (c->window - 1)) != 0 && c->window >= 16 && c->window <= 65536) {
-            ESP_ERROR("btl esp: btl_esp_window=%d is not a power of 2 (e.g. 1024, 4096)", c->window);
+            EBTL_ERROR("btl esp: btl_esp_window=%d is not a power of 2 (e.g. 1024, 4096)", c->window);
         }
         return false;
     }
@@ -206,7 +206,7 @@ static bool esp_params_valid(void)
                           16 << 20)
            && range_param("btl_esp_eager_limit", (long long) t->btl_eager_limit, 64,
                           (long long) t->btl_max_send_size)
-           && esp_mca_faults_valid("esp", &c->faults);
+           && ebtl_mca_faults_valid("esp", &c->faults);
 }
 
 static mca_btl_base_module_t **esp_component_init(int *num_btls, bool enable_progress_threads,
@@ -216,10 +216,10 @@ static mca_btl_base_module_t **esp_component_init(int *num_btls, bool enable_pro
     (void) enable_mpi_threads;
     *num_btls = 0;
 
-    if (!esp_mca_version_ok("esp") || !esp_params_valid()) {
+    if (!ebtl_mca_version_ok("esp") || !esp_params_valid()) {
         return NULL;
     }
-    if (esp_mca_ifaces_select("esp", &mca_btl_esp_component.ifaces) != 0) {
+    if (ebtl_mca_ifaces_select("esp", &mca_btl_esp_component.ifaces) != 0) {
         return NULL;
     }
     mca_btl_esp_module_t *m = calloc(1, sizeof(*m));

@@ -15,18 +15,18 @@ static void esp_endpoint_construct(mca_btl_esp_endpoint_t *ep)
 
 OBJ_CLASS_INSTANCE(mca_btl_esp_endpoint_t, opal_list_item_t, esp_endpoint_construct, NULL);
 
-int esp_endpoint_choose_path(const mca_btl_esp_module_t *m, const esp_modex_addr_t *addrs,
+int esp_endpoint_choose_path(const mca_btl_esp_module_t *m, const ebtl_modex_addr_t *addrs,
                              int naddrs, bool same_host, size_t *nic)
 {
     /* The rule is common/'s; our NICs are those whose sockets opened. */
-    esp_if_t *ifs = malloc(m->num_nics * sizeof(*ifs));
+    ebtl_if_t *ifs = malloc(m->num_nics * sizeof(*ifs));
     if (ifs == NULL) {
         return -1;
     }
     for (size_t i = 0; i < m->num_nics; i++) {
         ifs[i] = m->nics[i].iface;
     }
-    int a = esp_modex_choose_path(ifs, m->num_nics, addrs, naddrs, same_host, nic);
+    int a = ebtl_modex_choose_path(ifs, m->num_nics, addrs, naddrs, same_host, nic);
     free(ifs);
     return a;
 }

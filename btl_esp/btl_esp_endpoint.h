@@ -10,8 +10,8 @@
 #include <opal/class/opal_list.h>
 #include <opal/util/proc.h>
 
-#include "esp_dgram.h"
-#include "esp_modex.h"
+#include "ebtl_dgram.h"
+#include "ebtl_modex.h"
 
 struct mca_btl_esp_module;
 
@@ -22,7 +22,7 @@ struct mca_btl_base_endpoint_t {
     uint32_t peer;                 /* number in the protocol engine */
     uint64_t id;                   /* job id << 32 | rank */
     size_t nic;                    /* which of our NICs reaches it */
-    esp_sockaddr_t to[2];          /* its address, by channel */
+    ebtl_sockaddr_t to[2];          /* its address, by channel */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_esp_endpoint_t;
 OBJ_CLASS_DECLARATION(mca_btl_esp_endpoint_t);
@@ -33,7 +33,7 @@ OBJ_CLASS_DECLARATION(mca_btl_esp_endpoint_t);
  * this host. Returns the index into addrs, with *nic set, or -1 when no
  * NIC of ours can reach it.
  */
-int esp_endpoint_choose_path(const struct mca_btl_esp_module *m, const esp_modex_addr_t *addrs,
+int esp_endpoint_choose_path(const struct mca_btl_esp_module *m, const ebtl_modex_addr_t *addrs,
                              int naddrs, bool same_host, size_t *nic);
 
 #endif

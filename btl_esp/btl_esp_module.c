@@ -46,7 +46,7 @@ mca_btl_esp_module_t mca_btl_esp_module_template = {
     .base.super = {
         .btl_component = &mca_btl_esp_component.super,
         .btl_add_procs = esp_add_procs,
-        .btl_del_procs = esp_btl_module_del_procs,
+        .btl_del_procs = ebtl_module_del_procs,
         .btl_finalize = esp_finalize,
         .btl_alloc = esp_alloc,
         .btl_free = esp_free,
@@ -56,7 +56,7 @@ mca_btl_esp_module_t mca_btl_esp_module_template = {
         .btl_put = esp_put,
         .btl_register_mem = esp_reg_register,
         .btl_deregister_mem = esp_reg_deregister,
-        .btl_register_error = esp_btl_module_register_error,
+        .btl_register_error = ebtl_module_register_error,
         .btl_flush = esp_flush,
         .btl_put_limit = 1ull << 30,
         .btl_put_alignment = 0,
@@ -121,7 +121,7 @@ static void engine_peer_failed(void *ctx, uint32_t peer, const char *why)
              "outside MPI for longer than this, raise btl_esp_peer_timeout (now %d s)",
              ep ? (unsigned) (ep->id & 0xffffffffu) : peer, host, why,
              mca_btl_esp_component.peer_timeout_s);
-    ESP_ERROR("%s", desc);
+    EBTL_ERROR("%s", desc);
     m->failed = 1;
     if (m->base.error_cb != NULL) {
         m->base.error_cb(&m->base.super, MCA_BTL_ERROR_FLAGS_FATAL, ep ? ep->proc : NULL, desc);
@@ -152,7 +152,7 @@ static uint64_t random64(void)
 {
     uint64_t v;
     if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t) sizeof(v)) {
-        v = esp_dgram_now_ns() ^ ((uint64_t) getpid() << 32);
+        v = ebtl_dgram_now_ns() ^ ((uint64_t) getpid() << 32);
     }
     return v;
 }
@@ -165,7 +165,7 @@ static void engine_config(mca_btl_esp_module_t *m, esp_proto_config_t *cfg)
     /* Every job launched by one mpirun (a job family: the upper half of
      * the job id) may talk to the others, e.g. after MPI_Comm_spawn. */
     cfg->job_key = ((uint64_t) (me.jobid >> 16) * 0x9E3779B97F4A7C15ull) ^ 0x4553505f4b455931ull;
-    cfg->my_id = esp_btl_proc_id(me);
+    cfg->my_id = ebtl_proc_id(me);
     cfg->my_epoch = m->epoch;
     cfg->seed = random64();
     cfg->window = (uint32_t) c->window;
@@ -188,7 +188,7 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
 {
     mca_btl_esp_component_t *c = &mca_btl_esp_component;
     *m = mca_btl_esp_module_template;
-    esp_btl_module_construct(&m->base);
+    ebtl_module_construct(&m->base);
     OBJ_CONSTRUCT(&m->peers, opal_pointer_array_t);
     opal_pointer_array_init(&m->peers, 16, INT32_MAX, 16);
     OBJ_CONSTRUCT(&m->peer_by_id, opal_hash_table_t);
@@ -217,17 +217,17 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
         .unknown_peer = engine_unknown_peer,
         .peer_failed = engine_peer_failed,
     };
-    m->proto = esp_proto_create(&cfg, &ops, m, esp_dgram_now_ns());
+    m->proto = esp_proto_create(&cfg, &ops, m, ebtl_dgram_now_ns());
     if (m->proto == NULL) {
         esp_wire_close(m);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     rc = esp_wire_modex_send(m);
     if (rc != OPAL_SUCCESS) {
-        ESP_ERROR("btl esp: publishing our addresses failed (%d)", rc);
+        EBTL_ERROR("btl esp: publishing our addresses failed (%d)", rc);
         return rc;
     }
-    ESP_VERBOSE(1, "btl esp: %zu address(es), window %d, checksum %s, receive budget %zu bytes",
+    EBTL_VERBOSE(1, "btl esp: %zu address(es), window %d, checksum %s, receive budget %zu bytes",
                 m->num_nics, c->window,
                 c->checksum == 1 ? "on" : c->checksum == 0 ? "off" : "auto (off over loopback)",
                 cfg.rcv_budget);
@@ -237,16 +237,16 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
 /* Make an endpoint for proc (once), from its modex record. */
 static int add_one_proc(mca_btl_esp_module_t *m, opal_proc_t *proc, mca_btl_esp_endpoint_t **out)
 {
-    uint64_t id = esp_btl_proc_id(proc->proc_name);
+    uint64_t id = ebtl_proc_id(proc->proc_name);
     void *known;
     if (opal_hash_table_get_value_uint64(&m->peer_by_id, id, &known) == OPAL_SUCCESS) {
         *out = known;
         return OPAL_SUCCESS;
     }
-    esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS];
+    ebtl_modex_addr_t addrs[EBTL_MODEX_MAX_ADDRS];
     uint64_t epoch = 0;
-    int n = esp_btl_modex_recv(&mca_btl_esp_component.super.btl_version, ESP_MODEX_KIND_ESP,
-                               proc, addrs, ESP_MODEX_MAX_ADDRS, &epoch);
+    int n = ebtl_modex_recv(&mca_btl_esp_component.super.btl_version, EBTL_MODEX_KIND_ESP,
+                               proc, addrs, EBTL_MODEX_MAX_ADDRS, &epoch);
     if (n < 0) {
         return n;
     }
@@ -254,7 +254,7 @@ static int add_one_proc(mca_btl_esp_module_t *m, opal_proc_t *proc, mca_btl_esp_
     bool same_host = OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags);
     int a = esp_endpoint_choose_path(m, addrs, n, same_host, &nic);
     if (a < 0) {
-        ESP_VERBOSE(10, "btl esp: no network of ours reaches rank %u", proc->proc_name.vpid);
+        EBTL_VERBOSE(10, "btl esp: no network of ours reaches rank %u", proc->proc_name.vpid);
         return OPAL_ERR_UNREACH;
     }
     mca_btl_esp_endpoint_t *ep = OBJ_NEW(mca_btl_esp_endpoint_t);
@@ -262,8 +262,8 @@ static int add_one_proc(mca_btl_esp_module_t *m, opal_proc_t *proc, mca_btl_esp_
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     int family = addrs[a].family == 4 ? AF_INET : AF_INET6;
-    esp_sockaddr_set(&ep->to[ESP_CH_DATA], family, addrs[a].addr, addrs[a].port);
-    esp_sockaddr_set(&ep->to[ESP_CH_PRIO], family, addrs[a].addr, addrs[a].port2);
+    ebtl_sockaddr_set(&ep->to[ESP_CH_DATA], family, addrs[a].addr, addrs[a].port);
+    ebtl_sockaddr_set(&ep->to[ESP_CH_PRIO], family, addrs[a].addr, addrs[a].port2);
     ep->module = m;
     ep->proc = proc;
     ep->id = id;
@@ -277,7 +277,7 @@ static int add_one_proc(mca_btl_esp_module_t *m, opal_proc_t *proc, mca_btl_esp_
         max = peer_max;
     }
     if (esp_proto_add_peer(m->proto, ep->peer, id, epoch, max) != 0) {
-        ESP_ERROR("btl esp: cannot add rank %u (datagrams of %zu bytes are too small, or out "
+        EBTL_ERROR("btl esp: cannot add rank %u (datagrams of %zu bytes are too small, or out "
                   "of memory)", proc->proc_name.vpid, max);
         OBJ_RELEASE(ep);
         return OPAL_ERR_UNREACH;
@@ -294,8 +294,8 @@ static int add_one_proc(mca_btl_esp_module_t *m, opal_proc_t *proc, mca_btl_esp_
     opal_list_append(&m->base.endpoints, &ep->super);
     OBJ_RETAIN(ep);   /* one reference for the list, one for the peer table */
     char a_buf[64];
-    ESP_VERBOSE(20, "btl esp: rank %u via %s, datagrams up to %zu bytes", proc->proc_name.vpid,
-                esp_sockaddr_format(&ep->to[ESP_CH_DATA], a_buf, sizeof(a_buf)), max);
+    EBTL_VERBOSE(20, "btl esp: rank %u via %s, datagrams up to %zu bytes", proc->proc_name.vpid,
+                ebtl_sockaddr_format(&ep->to[ESP_CH_DATA], a_buf, sizeof(a_buf)), max);
     *out = ep;
     return OPAL_SUCCESS;
 }
@@ -348,7 +348,7 @@ static int esp_finalize(struct mca_btl_base_module_t *btl)
     OBJ_DESTRUCT(&m->frags_max);
     OBJ_DESTRUCT(&m->frags_user);
     OBJ_DESTRUCT(&m->frags_put);
-    esp_btl_module_finalize(btl);
+    ebtl_module_finalize(btl);
     mca_btl_esp_component.module = NULL;
     free(m);
     return OPAL_SUCCESS;
@@ -465,8 +465,8 @@ static int esp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         f->pml_owns = false;
     }
     ESP_LOCK(m);
-    int rc = esp_proto_send(m->proto, ep->peer, msg, esp_dgram_now_ns());
-    esp_dgram_txq_flush(&m->txq);
+    int rc = esp_proto_send(m->proto, ep->peer, msg, ebtl_dgram_now_ns());
+    ebtl_dgram_txq_flush(&m->txq);
     /* Still under the lock: another thread's progress may complete the
      * descriptor as soon as we let go. */
     if (rc == 0 && inline_done && (des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)) {
@@ -501,8 +501,8 @@ static int esp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
         }
         struct iovec one = {data, total};
         ESP_LOCK(m);
-        int rc = esp_proto_send_copy(m->proto, ep->peer, tag, &one, 1, esp_dgram_now_ns());
-        esp_dgram_txq_flush(&m->txq);
+        int rc = esp_proto_send_copy(m->proto, ep->peer, tag, &one, 1, ebtl_dgram_now_ns());
+        ebtl_dgram_txq_flush(&m->txq);
         ESP_UNLOCK(m);
         if (rc == 0) {
             return OPAL_SUCCESS;
@@ -553,8 +553,8 @@ static int esp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoi
     f->in_engine = true;
     f->pml_owns = false;
     ESP_LOCK(m);
-    int rc = esp_proto_send(m->proto, ep->peer, msg, esp_dgram_now_ns());
-    esp_dgram_txq_flush(&m->txq);
+    int rc = esp_proto_send(m->proto, ep->peer, msg, ebtl_dgram_now_ns());
+    ebtl_dgram_txq_flush(&m->txq);
     ESP_UNLOCK(m);
     if (rc != 0) {
         esp_frag_return(f);
@@ -587,10 +587,10 @@ int mca_btl_esp_progress(void)
         return 0;
     }
     ESP_LOCK(m);
-    uint64_t now = esp_dgram_now_ns();
+    uint64_t now = ebtl_dgram_now_ns();
     int n = esp_wire_poll(m, now);
     esp_proto_tick(m->proto, now);
-    esp_dgram_txq_flush(&m->txq);
+    ebtl_dgram_txq_flush(&m->txq);
     ESP_UNLOCK(m);
     return n;
 }

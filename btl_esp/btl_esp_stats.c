@@ -11,7 +11,7 @@
 #include <opal/mca/base/mca_base_pvar.h>
 
 typedef struct esp_counter {
-    esp_mca_counter_t id;   /* name and help */
+    ebtl_mca_counter_t id;   /* name and help */
     size_t offset;          /* in esp_proto_stats_t */
 } esp_counter_t;
 
@@ -65,7 +65,7 @@ void esp_stats_register_pvars(void)
         return;
     }
     done = true;
-    esp_mca_counters_register_pvars(&mca_btl_esp_component.super.btl_version, counters, NCOUNTERS,
+    ebtl_mca_counters_register_pvars(&mca_btl_esp_component.super.btl_version, counters, NCOUNTERS,
                                     sizeof(counters[0]), pvar_read);
 }
 
@@ -110,14 +110,14 @@ void esp_stats_report(mca_btl_esp_module_t *m)
 
     /* The wire: kernel refusals and the test-only fault layer. */
     uint64_t tx_err = 0;
-    esp_fault_stats_t faults = {0};
+    ebtl_fault_stats_t faults = {0};
     for (size_t i = 0; i < m->num_nics; i++) {
         for (int ch = 0; ch < 2; ch++) {
             tx_err += m->nics[i].sock[ch].stats.tx_errors;
-            esp_fault_stats_add(&faults, m->nics[i].sock[ch].fault);
+            ebtl_fault_stats_add(&faults, m->nics[i].sock[ch].fault);
         }
     }
     char fline[256];
     opal_output(0, "btl esp stats rank %u: tx_errors=%llu %s", rank, (unsigned long long) tx_err,
-                esp_fault_stats_format(&faults, fline, sizeof(fline)));
+                ebtl_fault_stats_format(&faults, fline, sizeof(fline)));
 }

@@ -22,10 +22,10 @@ static void close_nic(mca_btl_esp_nic_t *nic)
 {
     for (int ch = 0; ch < 2; ch++) {
         if (nic->sock[ch].fault != NULL) {
-            esp_fault_destroy(nic->sock[ch].fault);
+            ebtl_fault_destroy(nic->sock[ch].fault);
             nic->sock[ch].fault = NULL;
         }
-        esp_dgram_close(&nic->sock[ch]);
+        ebtl_dgram_close(&nic->sock[ch]);
     }
 }
 
@@ -42,19 +42,19 @@ int esp_wire_open(mca_btl_esp_module_t *m)
         char err[512];
         nic->iface = c->ifaces.selected[i];
         nic->sock[0].fd = nic->sock[1].fd = -1;
-        esp_dgram_open_args_t data = {&nic->iface, 0, c->rcvbuf_bytes, c->sndbuf_bytes, false};
-        esp_dgram_open_args_t prio = {&nic->iface, 0, PRIO_BUF, PRIO_BUF, false};
-        if (esp_dgram_open(&nic->sock[ESP_CH_DATA], &data, err, sizeof(err)) != 0
-            || esp_dgram_open(&nic->sock[ESP_CH_PRIO], &prio, err, sizeof(err)) != 0) {
+        ebtl_dgram_open_args_t data = {&nic->iface, 0, c->rcvbuf_bytes, c->sndbuf_bytes, false};
+        ebtl_dgram_open_args_t prio = {&nic->iface, 0, PRIO_BUF, PRIO_BUF, false};
+        if (ebtl_dgram_open(&nic->sock[ESP_CH_DATA], &data, err, sizeof(err)) != 0
+            || ebtl_dgram_open(&nic->sock[ESP_CH_PRIO], &prio, err, sizeof(err)) != 0) {
             char buf[96];
-            ESP_ERROR("btl esp: cannot use %s: %s; leave it out with btl_esp_if_exclude",
-                      esp_if_format(&nic->iface, buf, sizeof(buf)), err);
+            EBTL_ERROR("btl esp: cannot use %s: %s; leave it out with btl_esp_if_exclude",
+                      ebtl_if_format(&nic->iface, buf, sizeof(buf)), err);
             close_nic(nic);
             continue;
         }
         for (int ch = 0; ch < 2; ch++) {
-            nic->sock[ch].fault = esp_mca_faults_create(&c->faults, 2, (unsigned) ch,
-                                                       ESP_DGRAM_MAX_PAYLOAD);
+            nic->sock[ch].fault = ebtl_mca_faults_create(&c->faults, 2, (unsigned) ch,
+                                                       EBTL_DGRAM_MAX_PAYLOAD);
         }
         m->num_nics++;
     }
@@ -63,7 +63,7 @@ int esp_wire_open(mca_btl_esp_module_t *m)
         m->nics = NULL;
         return OPAL_ERR_UNREACH;
     }
-    esp_dgram_txq_init(&m->txq);
+    ebtl_dgram_txq_init(&m->txq);
     return OPAL_SUCCESS;
 }
 
@@ -79,9 +79,9 @@ void esp_wire_close(mca_btl_esp_module_t *m)
 
 int esp_wire_modex_send(mca_btl_esp_module_t *m)
 {
-    esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS];
+    ebtl_modex_addr_t addrs[EBTL_MODEX_MAX_ADDRS];
     size_t n = 0;
-    for (size_t i = 0; i < m->num_nics && n < ESP_MODEX_MAX_ADDRS; i++, n++) {
+    for (size_t i = 0; i < m->num_nics && n < EBTL_MODEX_MAX_ADDRS; i++, n++) {
         const mca_btl_esp_nic_t *nic = &m->nics[i];
         memset(&addrs[n], 0, sizeof(addrs[n]));
         addrs[n].family = nic->iface.family == AF_INET ? 4 : 6;
@@ -96,8 +96,8 @@ int esp_wire_modex_send(mca_btl_esp_module_t *m)
                                    : nic->sock[ESP_CH_PRIO].local.u.in6.sin6_port);
         memcpy(addrs[n].addr, nic->iface.addr, sizeof(addrs[n].addr));
     }
-    uint8_t buf[256 + ESP_MODEX_MAX_ADDRS * sizeof(esp_modex_wire_addr_t)];
-    size_t len = esp_modex_encode(ESP_MODEX_KIND_ESP, m->epoch, addrs, n, buf, sizeof(buf));
+    uint8_t buf[256 + EBTL_MODEX_MAX_ADDRS * sizeof(ebtl_modex_wire_addr_t)];
+    size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, m->epoch, addrs, n, buf, sizeof(buf));
     int rc;
     OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_esp_component.super.btl_version, buf, len);
     return rc;
@@ -114,7 +114,7 @@ void esp_wire_transmit(void *ctx, uint32_t peer, enum esp_channel ch, const stru
     /* The payload pieces stay valid until the flush at the end of this pass:
      * they belong to segments not yet acknowledged (a retransmission acked
      * in the same pass would be a duplicate the receiver drops by number). */
-    (void) esp_dgram_txq_add(&m->txq, &m->nics[ep->nic].sock[ch], &ep->to[ch], iov, iovcnt);
+    (void) ebtl_dgram_txq_add(&m->txq, &m->nics[ep->nic].sock[ch], &ep->to[ch], iov, iovcnt);
 }
 
 /* Every read is a system call, and the latency of a small message is a few
@@ -137,7 +137,7 @@ static bool should_poll(const mca_btl_esp_nic_t *nic, int ch, unsigned pass)
 int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
 {
     int total = 0;
-    esp_dgram_msg_t msgs[ESP_DGRAM_RX_BATCH];
+    ebtl_dgram_msg_t msgs[EBTL_DGRAM_RX_BATCH];
     unsigned pass = m->passes++;
     for (size_t i = 0; i < m->num_nics; i++) {
         mca_btl_esp_nic_t *nic = &m->nics[i];
@@ -146,9 +146,9 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
             if (!should_poll(nic, ch, pass)) {
                 continue;
             }
-            esp_dgram_sock_t *s = &nic->sock[ch];
+            ebtl_dgram_sock_t *s = &nic->sock[ch];
             for (int b = 0; b < RX_BATCHES_PER_PASS; b++) {
-                int n = esp_dgram_recv(s, msgs, ESP_DGRAM_RX_BATCH, now);
+                int n = ebtl_dgram_recv(s, msgs, EBTL_DGRAM_RX_BATCH, now);
                 for (int k = 0; k < n; k++) {
                     esp_proto_input(m->proto, msgs[k].buf, msgs[k].len, now);
                 }
@@ -159,8 +159,8 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
                 nic->last_rx[ch] = pass;
                 total += n;
                 /* Answers (ACKs, data) go out before the next batch. */
-                esp_dgram_txq_flush(&m->txq);
-                if (n < ESP_DGRAM_RX_BATCH) {
+                ebtl_dgram_txq_flush(&m->txq);
+                if (n < EBTL_DGRAM_RX_BATCH) {
                     break;   /* drained: another read now would only cost a system call */
                 }
             }

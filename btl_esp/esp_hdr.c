@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "esp_crc32c.h"
+#include "ebtl_crc32c.h"
 
 static inline uint16_t get16(const uint8_t *p) { return (uint16_t) (p[0] << 8 | p[1]); }
 static inline uint32_t get32(const uint8_t *p)
@@ -83,9 +83,9 @@ void esp_hdr_seal(void *hdr, size_t hdr_len, const struct iovec *payload, int n)
     uint8_t *o = hdr;
     o[2] |= ESP_F_CRC;
     put32(o + 4, 0);
-    uint32_t crc = esp_crc32c(0, o, hdr_len);
+    uint32_t crc = ebtl_crc32c(0, o, hdr_len);
     for (int i = 0; i < n; i++) {
-        crc = esp_crc32c(crc, payload[i].iov_base, payload[i].iov_len);
+        crc = ebtl_crc32c(crc, payload[i].iov_base, payload[i].iov_len);
     }
     put32(o + 4, crc);
 }
@@ -97,9 +97,9 @@ bool esp_hdr_crc_ok(const void *buf, size_t len)
     }
     const uint8_t *b = buf;
     static const uint8_t zero[4];
-    uint32_t crc = esp_crc32c(0, b, 4);
-    crc = esp_crc32c(crc, zero, 4);
-    crc = esp_crc32c(crc, b + 8, len - 8);
+    uint32_t crc = ebtl_crc32c(0, b, 4);
+    crc = ebtl_crc32c(crc, zero, 4);
+    crc = ebtl_crc32c(crc, b + 8, len - 8);
     return crc == get32(b + 4);
 }
 

@@ -1,7 +1,7 @@
 /*
  * btl sctp: MPI over SCTP on the userspace stack usrsctp.
  * Component and module types. The layers (docs/architecture.md):
- *   stack   btl_sctp_stack.[ch]   usrsctp in conn mode over common/esp_dgram
+ *   stack   btl_sctp_stack.[ch]   usrsctp in conn mode over common/ebtl_dgram
  *   assoc   btl_sctp_assoc.c      associations, identification, messages
  *   btl     btl_sctp_*.c          this Open MPI glue
  *   stats   btl_sctp_stats.c      counters printed at finalize
@@ -16,28 +16,28 @@
 #include <opal/mca/btl/btl.h>
 
 #include "btl_sctp_stack.h"
-#include "esp_btl_base.h"
-#include "esp_ifsel.h"
-#include "esp_mca.h"
-#include "esp_modex.h"
+#include "ebtl_base.h"
+#include "ebtl_ifsel.h"
+#include "ebtl_mca.h"
+#include "ebtl_modex.h"
 
 /* How usrsctp is driven (btl_sctp_mode). */
 enum mca_btl_sctp_mode {
-    SCTP_MODE_CONN = 0, /* AF_CONN, no stack threads, one path per association */
-    SCTP_MODE_INET = 1  /* threaded stack over UDP encapsulation: multihoming, CMT */
+    BSCTP_MODE_CONN = 0, /* AF_CONN, no stack threads, one path per association */
+    BSCTP_MODE_INET = 1  /* threaded stack over UDP encapsulation: multihoming, CMT */
 };
 
 /* Socket style (btl_sctp_style). */
 enum mca_btl_sctp_style {
-    SCTP_STYLE_ONE_TO_ONE = 0,  /* a socket per peer, a module per NIC */
-    SCTP_STYLE_ONE_TO_MANY = 1  /* one socket and one module for all peers */
+    BSCTP_STYLE_ONE_TO_ONE = 0,  /* a socket per peer, a module per NIC */
+    BSCTP_STYLE_ONE_TO_MANY = 1  /* one socket and one module for all peers */
 };
 
 typedef struct mca_btl_sctp_module {
-    esp_btl_module_t base;      /* endpoints, lock, error callback */
-    esp_if_t *ifaces;           /* one (one-to-one) or all (one-to-many) local addresses */
+    ebtl_module_t base;      /* endpoints, lock, error callback */
+    ebtl_if_t *ifaces;           /* one (one-to-one) or all (one-to-many) local addresses */
     size_t num_ifaces;
-    sctp_stack_t stack;
+    bsctp_stack_t stack;
     bool stack_open;
     opal_hash_table_t peer_by_id;   /* endpoint by process identity */
     opal_free_list_t frags_eager;   /* payload room: eager limit */
@@ -55,7 +55,7 @@ typedef struct mca_btl_sctp_component {
     mca_btl_base_component_3_0_0_t super;
 
     /* MCA parameters (btl_sctp_component.c) */
-    esp_mca_ifaces_t ifaces;     /* if_include/if_exclude and what they selected */
+    ebtl_mca_ifaces_t ifaces;     /* if_include/if_exclude and what they selected */
     char *mode_name;
     char *style_name;
     enum mca_btl_sctp_mode mode;
@@ -72,11 +72,11 @@ typedef struct mca_btl_sctp_component {
     int stream_map;              /* 1: ob1's fragments spread over streams; 0: all on stream 0 */
     int free_list_max;
     int verbose;                 /* 1: counters of each process at finalize */
-    esp_mca_faults_t faults;     /* test-only fault layer (btl_sctp_fault_*) */
+    ebtl_mca_faults_t faults;     /* test-only fault layer (btl_sctp_fault_*) */
 
     mca_btl_sctp_module_t *module;  /* the first module (MPI_T counters read it) */
     /* one-to-many: the one module; one-to-one: one per local address */
-    mca_btl_sctp_module_t *modules[ESP_MODEX_MAX_ADDRS];
+    mca_btl_sctp_module_t *modules[EBTL_MODEX_MAX_ADDRS];
     size_t num_modules;
 } mca_btl_sctp_component_t;
 
@@ -85,7 +85,7 @@ OPAL_MODULE_DECLSPEC extern mca_btl_sctp_component_t mca_btl_sctp_component;
 /* Template every module starts from; holds the btl_sctp_* base parameters. */
 extern mca_btl_sctp_module_t mca_btl_sctp_module_template;
 
-int mca_btl_sctp_module_init(mca_btl_sctp_module_t *module, esp_if_t *ifaces, size_t count,
+int mca_btl_sctp_module_init(mca_btl_sctp_module_t *module, ebtl_if_t *ifaces, size_t count,
                              uint16_t sctp_port);
 /* Publish every module's addresses in one modex record. */
 int mca_btl_sctp_modex_send(void);
@@ -93,13 +93,13 @@ int mca_btl_sctp_progress(void);
 
 /* Under btl_sctp_verbose >= 1, print the module's counters, usrsctp's and
  * the fault layer's as name=value lines (btl_sctp_stats.c). */
-void sctp_stats_report(mca_btl_sctp_module_t *m);
+void bsctp_stats_report(mca_btl_sctp_module_t *m);
 /* The same counters as MPI_T performance variables btl_sctp_<name>. */
-void sctp_stats_register_pvars(void);
+void bsctp_stats_register_pvars(void);
 /* Print every module's state on fd (a hung job: called from gdb). */
 void mca_btl_sctp_dump_state(int fd);
 
-#define SCTP_LOCK(m) OPAL_THREAD_LOCK(&(m)->base.lock)
-#define SCTP_UNLOCK(m) OPAL_THREAD_UNLOCK(&(m)->base.lock)
+#define BSCTP_LOCK(m) OPAL_THREAD_LOCK(&(m)->base.lock)
+#define BSCTP_UNLOCK(m) OPAL_THREAD_UNLOCK(&(m)->base.lock)
 
 #endif

@@ -21,10 +21,10 @@
 #include <sys/uio.h>
 #include <usrsctp.h>
 
-/* usrsctp's SCTP_GET_SNDBUF_USE (its netinet/sctp.h; usrsctp.h lacks it):
+/* usrsctp's BSCTP_GET_SNDBUF_USE (its netinet/sctp.h; usrsctp.h lacks it):
  * the bytes queued on an association. */
-#define SCTP_SNDBUF_USE_OPT 0x00001101
-struct sctp_sndbuf_use {
+#define BSCTP_SNDBUF_USE_OPT 0x00001101
+struct bsctp_sndbuf_use {
     sctp_assoc_t assoc_id;
     uint32_t total_sndbuf;
     uint32_t total_recv_buf;
@@ -34,18 +34,18 @@ struct sctp_sndbuf_use {
  * EOR it takes any part of a message that fits, so a message goes only
  * when all of it fits. The queued bytes include the chunks' overhead,
  * which usrsctp's own test leaves out: an underestimate, never more. */
-static size_t send_room(sctp_stack_t *st, const sctp_link_t *l)
+static size_t send_room(bsctp_stack_t *st, const bsctp_link_t *l)
 {
-    if (!sctp_stack_takes_pieces(st)) {
+    if (!bsctp_stack_takes_pieces(st)) {
         return SIZE_MAX;   /* one piece per message: usrsctp takes all of it or none */
     }
-    struct socket *so = st->cfg.one_to_one ? sctp_o2o_link_socket(l) : st->so;
-    struct sctp_sndbuf_use u = {.assoc_id = st->cfg.one_to_one ? 0 : (sctp_assoc_t) l->assoc_id};
+    struct socket *so = st->cfg.one_to_one ? bsctp_o2o_link_socket(l) : st->so;
+    struct bsctp_sndbuf_use u = {.assoc_id = st->cfg.one_to_one ? 0 : (sctp_assoc_t) l->assoc_id};
     socklen_t n = sizeof(u);
     if (so == NULL || (!st->cfg.one_to_one && l->assoc_id == 0)) {
         return SIZE_MAX;   /* no association yet: the first send makes an empty one */
     }
-    if (usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_SNDBUF_USE_OPT, &u, &n) != 0) {
+    if (usrsctp_getsockopt(so, IPPROTO_SCTP, BSCTP_SNDBUF_USE_OPT, &u, &n) != 0) {
         return st->sndbuf_limit;
     }
     if (u.total_sndbuf == 0) {
@@ -60,24 +60,24 @@ static size_t send_room(sctp_stack_t *st, const sctp_link_t *l)
 /* A piece of a message on stream sid (eor: its last). Returns the bytes
  * usrsctp took (under explicit EOR possibly fewer than len, even 0), or
  * -errno (-EAGAIN: send buffer full). */
-static long send_piece(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *data, size_t len,
+static long send_piece(bsctp_stack_t *st, uint32_t link, uint16_t sid, const void *data, size_t len,
                        bool eor, uint16_t flags)
 {
-    sctp_link_t *l = &st->links[link];
+    bsctp_link_t *l = &st->links[link];
     struct sockaddr_storage to;
     socklen_t tolen;
-    sctp_stack_peer_sockaddr(st, link, &to, &tolen);
+    bsctp_stack_peer_sockaddr(st, link, &to, &tolen);
     if (l->assoc_id == 0) {
-        sctp_stack_prepare_send(st, link);
+        bsctp_stack_prepare_send(st, link);
     }
     struct sctp_sndinfo info = {
         .snd_sid = sid,
         .snd_flags = (uint16_t) (flags | (eor ? SCTP_EOR : 0)),
-        .snd_ppid = htonl(SCTP_WIRE_PPID),
+        .snd_ppid = htonl(BSCTP_WIRE_PPID),
     };
     (void) tolen;   /* usrsctp_sendv takes an address count, not a length */
     /* One-to-one: on the link's own socket, no destination. */
-    ssize_t n = st->cfg.one_to_one ? sctp_o2o_sendv(st, link, data, len, &info)
+    ssize_t n = st->cfg.one_to_one ? bsctp_o2o_sendv(st, link, data, len, &info)
                                    : usrsctp_sendv(st->so, data, len, (struct sockaddr *) &to, 1,
                                                    &info, sizeof(info), SCTP_SENDV_SNDINFO, 0);
     if (n < 0) {
@@ -91,7 +91,7 @@ static long send_piece(sctp_stack_t *st, uint32_t link, uint16_t sid, const void
     return (long) n;
 }
 
-static void rest_drop(sctp_stack_t *st, sctp_link_t *l)
+static void rest_drop(bsctp_stack_t *st, bsctp_link_t *l)
 {
     if (l->rest != NULL) {
         free(l->rest);
@@ -102,7 +102,7 @@ static void rest_drop(sctp_stack_t *st, sctp_link_t *l)
 
 /* usrsctp took the first done bytes of a message: keep the end, so that
  * the caller may reuse its buffers (and ob1 complete the fragment). */
-static int rest_keep(sctp_stack_t *st, sctp_link_t *l, uint16_t sid, const struct iovec *iov,
+static int rest_keep(bsctp_stack_t *st, bsctp_link_t *l, uint16_t sid, const struct iovec *iov,
                      int iovcnt, size_t done)
 {
     size_t total = 0;
@@ -130,9 +130,9 @@ static int rest_keep(sctp_stack_t *st, sctp_link_t *l, uint16_t sid, const struc
 
 /* Push the link's kept end of a message: 0 when none is left, else
  * -EAGAIN or -errno. */
-static int rest_send(sctp_stack_t *st, uint32_t link)
+static int rest_send(bsctp_stack_t *st, uint32_t link)
 {
-    sctp_link_t *l = &st->links[link];
+    bsctp_link_t *l = &st->links[link];
     while (l->rest != NULL && l->rest_off < l->rest_len) {
         long n = send_piece(st, link, l->rest_sid, l->rest + l->rest_off,
                             l->rest_len - l->rest_off, true, 0);
@@ -145,10 +145,10 @@ static int rest_send(sctp_stack_t *st, uint32_t link)
     return 0;
 }
 
-uint32_t sctp_assoc_send_rests(sctp_stack_t *st)
+uint32_t bsctp_assoc_send_rests(bsctp_stack_t *st)
 {
     for (uint32_t i = 0; st->rests > 0 && i < st->num_links; i++) {
-        sctp_link_t *l = &st->links[i];
+        bsctp_link_t *l = &st->links[i];
         if (l->rest != NULL && rest_send(st, i) != 0 && l->failed) {
             rest_drop(st, l);   /* the peer is lost: the job ends with its message */
         }
@@ -157,10 +157,10 @@ uint32_t sctp_assoc_send_rests(sctp_stack_t *st)
 }
 
 /* One SCTP message on stream sid, in pieces: all of it or none. */
-static int send_message(sctp_stack_t *st, uint32_t link, uint16_t sid, const struct iovec *iov,
+static int send_message(bsctp_stack_t *st, uint32_t link, uint16_t sid, const struct iovec *iov,
                         int iovcnt)
 {
-    sctp_link_t *l = &st->links[link];
+    bsctp_link_t *l = &st->links[link];
     size_t total = 0;
     for (int i = 0; i < iovcnt; i++) {
         if (iov[i].iov_len == 0) {
@@ -201,18 +201,18 @@ static int send_message(sctp_stack_t *st, uint32_t link, uint16_t sid, const str
     return 0;
 }
 
-static int send_one(sctp_stack_t *st, uint32_t link, uint16_t sid, const void *data, size_t len)
+static int send_one(bsctp_stack_t *st, uint32_t link, uint16_t sid, const void *data, size_t len)
 {
     struct iovec iov = {(void *) data, len};
     return send_message(st, link, sid, &iov, 1);
 }
 
 /* usrsctp's status and queue use of the link's association. */
-static bool assoc_status(sctp_stack_t *st, uint32_t link, struct sctp_status *s,
-                         struct sctp_sndbuf_use *u)
+static bool assoc_status(bsctp_stack_t *st, uint32_t link, struct sctp_status *s,
+                         struct bsctp_sndbuf_use *u)
 {
-    const sctp_link_t *l = &st->links[link];
-    struct socket *so = st->cfg.one_to_one ? sctp_o2o_link_socket(l) : st->so;
+    const bsctp_link_t *l = &st->links[link];
+    struct socket *so = st->cfg.one_to_one ? bsctp_o2o_link_socket(l) : st->so;
     sctp_assoc_t id = st->cfg.one_to_one ? 0 : (sctp_assoc_t) l->assoc_id;
     socklen_t n = sizeof(*s), un = sizeof(*u);
     memset(s, 0, sizeof(*s));
@@ -222,17 +222,17 @@ static bool assoc_status(sctp_stack_t *st, uint32_t link, struct sctp_status *s,
         || usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_STATUS, s, &n) != 0) {
         return false;
     }
-    if (usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_SNDBUF_USE_OPT, u, &un) != 0) {
+    if (usrsctp_getsockopt(so, IPPROTO_SCTP, BSCTP_SNDBUF_USE_OPT, u, &un) != 0) {
         u->total_sndbuf = u->total_recv_buf = 0;
     }
     return true;
 }
 
-void sctp_assoc_describe(sctp_stack_t *st, uint32_t link, char *buf, size_t len)
+void bsctp_assoc_describe(bsctp_stack_t *st, uint32_t link, char *buf, size_t len)
 {
-    const sctp_link_t *l = &st->links[link];
+    const bsctp_link_t *l = &st->links[link];
     struct sctp_status s;
-    struct sctp_sndbuf_use u;
+    struct bsctp_sndbuf_use u;
     buf[0] = '\0';
     if (!assoc_status(st, link, &s, &u)) {
         return;
@@ -247,11 +247,11 @@ void sctp_assoc_describe(sctp_stack_t *st, uint32_t link, char *buf, size_t len)
              (int) s.sstat_primary.spinfo_state, l->rest ? l->rest_len - l->rest_off : 0);
 }
 
-bool sctp_assoc_outstanding(sctp_stack_t *st, uint32_t link, uint32_t *unacked,
+bool bsctp_assoc_outstanding(bsctp_stack_t *st, uint32_t link, uint32_t *unacked,
                             uint32_t *queued)
 {
     struct sctp_status s;
-    struct sctp_sndbuf_use u;
+    struct bsctp_sndbuf_use u;
     if (!assoc_status(st, link, &s, &u)) {
         return false;
     }
@@ -260,9 +260,9 @@ bool sctp_assoc_outstanding(sctp_stack_t *st, uint32_t link, uint32_t *unacked,
     return true;
 }
 
-void sctp_assoc_fail(sctp_stack_t *st, uint32_t link, const char *why)
+void bsctp_assoc_fail(bsctp_stack_t *st, uint32_t link, const char *why)
 {
-    sctp_link_t *l = &st->links[link];
+    bsctp_link_t *l = &st->links[link];
     if (l->failed) {
         return;
     }
@@ -273,7 +273,7 @@ void sctp_assoc_fail(sctp_stack_t *st, uint32_t link, const char *why)
 }
 
 /* Drop every half-received message of the link (its association is gone). */
-static void reasm_clear(sctp_link_t *l)
+static void reasm_clear(bsctp_link_t *l)
 {
     for (uint16_t i = 0; l->reasm != NULL && i < l->reasm_streams; i++) {
         free(l->reasm[i].buf);
@@ -284,20 +284,20 @@ static void reasm_clear(sctp_link_t *l)
 }
 
 /* Forget what we told the peer on which streams (a new or lost association). */
-static void streams_reset(sctp_link_t *l)
+static void streams_reset(bsctp_link_t *l)
 {
     l->out_streams = 0;
     free(l->ident_sids);
     l->ident_sids = NULL;
 }
 
-static int send_ident(sctp_stack_t *st, uint32_t link, uint16_t sid)
+static int send_ident(bsctp_stack_t *st, uint32_t link, uint16_t sid)
 {
-    sctp_wire_ident_t id;
+    bsctp_wire_ident_t id;
     memset(&id, 0, sizeof(id));
-    id.hdr.version = SCTP_WIRE_VERSION;
-    id.hdr.kind = SCTP_WIRE_IDENT;
-    id.magic = htonl(SCTP_IDENT_MAGIC);
+    id.hdr.version = BSCTP_WIRE_VERSION;
+    id.hdr.kind = BSCTP_WIRE_IDENT;
+    id.magic = htonl(BSCTP_IDENT_MAGIC);
     id.jobid = htonl(st->cfg.jobid);
     id.vpid = htonl(st->cfg.vpid);
     uint64_t k = st->cfg.job_key;
@@ -305,9 +305,9 @@ static int send_ident(sctp_stack_t *st, uint32_t link, uint16_t sid)
     return send_one(st, link, sid, &id, sizeof(id));
 }
 
-int sctp_assoc_ident(sctp_stack_t *st, uint32_t link)
+int bsctp_assoc_ident(bsctp_stack_t *st, uint32_t link)
 {
-    sctp_link_t *l = &st->links[link];
+    bsctp_link_t *l = &st->links[link];
     if (l->ident_tx) {
         return 0;
     }
@@ -316,18 +316,18 @@ int sctp_assoc_ident(sctp_stack_t *st, uint32_t link)
     return rc;
 }
 
-uint16_t sctp_assoc_stream(sctp_stack_t *st, uint32_t link, uint8_t tag, const void *ob1,
+uint16_t bsctp_assoc_stream(bsctp_stack_t *st, uint32_t link, uint8_t tag, const void *ob1,
                            size_t len)
 {
     uint16_t n = link < st->num_links ? st->links[link].out_streams : 0;
-    enum sctp_ob1_kind kind;
-    uint16_t sid = sctp_stream_choose(st->cfg.stream_map, n, tag, ob1, len, &kind);
-    sctp_streams_stats_t *s = &st->stream_stats;
-    if (kind == SCTP_OB1_NONE) {
+    enum bsctp_ob1_kind kind;
+    uint16_t sid = bsctp_stream_choose(st->cfg.stream_map, n, tag, ob1, len, &kind);
+    bsctp_streams_stats_t *s = &st->stream_stats;
+    if (kind == BSCTP_OB1_NONE) {
         s->chose_not_ob1++;
     } else if (!st->cfg.stream_map || n < 2) {
         s->chose_unmapped++;
-    } else if (kind == SCTP_OB1_ENVELOPE) {
+    } else if (kind == BSCTP_OB1_ENVELOPE) {
         s->chose_envelope++;
     } else {
         s->chose_other++;
@@ -335,14 +335,14 @@ uint16_t sctp_assoc_stream(sctp_stack_t *st, uint32_t link, uint8_t tag, const v
     return sid;
 }
 
-int sctp_assoc_sendv(sctp_stack_t *st, uint32_t link, uint16_t sid, const struct iovec *iov,
+int bsctp_assoc_sendv(bsctp_stack_t *st, uint32_t link, uint16_t sid, const struct iovec *iov,
                      int iovcnt)
 {
     if (link >= st->num_links || st->so == NULL || iovcnt < 1
-        || (iovcnt > 1 && !sctp_stack_takes_pieces(st)) || iov[0].iov_len < sizeof(sctp_wire_hdr_t)) {
+        || (iovcnt > 1 && !bsctp_stack_takes_pieces(st)) || iov[0].iov_len < sizeof(bsctp_wire_hdr_t)) {
         return -EINVAL;
     }
-    sctp_link_t *l = &st->links[link];
+    bsctp_link_t *l = &st->links[link];
     if (l->failed) {
         return -EPIPE;
     }
@@ -384,37 +384,37 @@ int sctp_assoc_sendv(sctp_stack_t *st, uint32_t link, uint16_t sid, const struct
         for (int i = 0; i < iovcnt; i++) {
             st->stats.tx_bytes += iov[i].iov_len;
         }
-        st->stream_stats.tx_stream[sid < SCTP_STREAMS_COUNTED ? sid : SCTP_STREAMS_COUNTED]++;
+        st->stream_stats.tx_stream[sid < BSCTP_STREAMS_COUNTED ? sid : BSCTP_STREAMS_COUNTED]++;
     }
     return rc;
 }
 
-int sctp_assoc_send_on(sctp_stack_t *st, uint32_t link, uint16_t sid, void *data, size_t len)
+int bsctp_assoc_send_on(bsctp_stack_t *st, uint32_t link, uint16_t sid, void *data, size_t len)
 {
     struct iovec iov = {data, len};
-    return sctp_assoc_sendv(st, link, sid, &iov, 1);
+    return bsctp_assoc_sendv(st, link, sid, &iov, 1);
 }
 
-int sctp_assoc_send(sctp_stack_t *st, uint32_t link, void *data, size_t len)
+int bsctp_assoc_send(bsctp_stack_t *st, uint32_t link, void *data, size_t len)
 {
-    if (len < sizeof(sctp_wire_hdr_t)) {
+    if (len < sizeof(bsctp_wire_hdr_t)) {
         return -EINVAL;
     }
-    const sctp_wire_hdr_t *h = data;
-    uint16_t sid = h->kind == SCTP_WIRE_FRAG
-                       ? sctp_assoc_stream(st, link, h->tag, (const uint8_t *) data + sizeof(*h),
+    const bsctp_wire_hdr_t *h = data;
+    uint16_t sid = h->kind == BSCTP_WIRE_FRAG
+                       ? bsctp_assoc_stream(st, link, h->tag, (const uint8_t *) data + sizeof(*h),
                                            len - sizeof(*h))
                        : 0;
-    return sctp_assoc_send_on(st, link, sid, data, len);
+    return bsctp_assoc_send_on(st, link, sid, data, len);
 }
 
-void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why)
+void bsctp_assoc_abort(bsctp_stack_t *st, bsctp_link_t *l, const char *why)
 {
     (void) why;
     st->stats.assoc_rejected++;
     l->aborted_id = l->assoc_id;
     if (st->cfg.one_to_one) {
-        sctp_o2o_abort(st, l);
+        bsctp_o2o_abort(st, l);
     } else if (l->assoc_id != 0 && st->so != NULL) {
         struct sctp_sndinfo info = {.snd_flags = SCTP_ABORT, .snd_assoc_id = l->assoc_id};
         (void) usrsctp_sendv(st->so, NULL, 0, NULL, 0, &info, sizeof(info), SCTP_SENDV_SNDINFO, 0);
@@ -426,7 +426,7 @@ void sctp_assoc_abort(sctp_stack_t *st, sctp_link_t *l, const char *why)
     rest_drop(st, l);
 }
 
-void sctp_assoc_link_fini(sctp_stack_t *st, sctp_link_t *l)
+void bsctp_assoc_link_fini(bsctp_stack_t *st, bsctp_link_t *l)
 {
     streams_reset(l);
     reasm_clear(l);
@@ -435,7 +435,7 @@ void sctp_assoc_link_fini(sctp_stack_t *st, sctp_link_t *l)
 
 /* ------------------------------------------------------------ receive */
 
-static sctp_link_t *link_by_assoc(sctp_stack_t *st, uint32_t assoc_id, uint32_t *index)
+static bsctp_link_t *link_by_assoc(bsctp_stack_t *st, uint32_t assoc_id, uint32_t *index)
 {
     if (assoc_id == 0) {
         return NULL;
@@ -454,7 +454,7 @@ static sctp_link_t *link_by_assoc(sctp_stack_t *st, uint32_t assoc_id, uint32_t 
      * says); none known: a stranger named by the first. */
     struct sockaddr *addrs = NULL;
     int n = usrsctp_getpaddrs(st->so, (sctp_assoc_t) assoc_id, &addrs);
-    sctp_link_t *l = NULL;
+    bsctp_link_t *l = NULL;
     int link = -1;
     const uint8_t *p = (const uint8_t *) addrs;
     for (int i = 0; i < n && addrs != NULL && link < 0; i++) {
@@ -466,13 +466,13 @@ static sctp_link_t *link_by_assoc(sctp_stack_t *st, uint32_t assoc_id, uint32_t 
         if (len == 0) {
             break;
         }
-        link = sctp_stack_link_of_sockaddr(st, sa, len, false);
+        link = bsctp_stack_link_of_sockaddr(st, sa, len, false);
         p += len;
     }
     if (link < 0 && n > 0 && addrs != NULL) {
         socklen_t len = addrs[0].sa_family == AF_INET ? sizeof(struct sockaddr_in)
                                                       : sizeof(struct sockaddr_in6);
-        link = addrs[0].sa_family == AF_CONN ? -1 : sctp_stack_link_of_sockaddr(st, addrs, len, true);
+        link = addrs[0].sa_family == AF_CONN ? -1 : bsctp_stack_link_of_sockaddr(st, addrs, len, true);
     }
     if (link >= 0) {
         *index = (uint32_t) link;
@@ -486,7 +486,7 @@ static sctp_link_t *link_by_assoc(sctp_stack_t *st, uint32_t assoc_id, uint32_t 
 
 /* A new association on a link: identification starts over (a message's
  * kept end belonged to the old one). */
-static void new_association(sctp_stack_t *st, sctp_link_t *l, uint32_t assoc_id)
+static void new_association(bsctp_stack_t *st, bsctp_link_t *l, uint32_t assoc_id)
 {
     l->assoc_id = assoc_id;
     l->ident_rx = false;
@@ -495,7 +495,7 @@ static void new_association(sctp_stack_t *st, sctp_link_t *l, uint32_t assoc_id)
     streams_reset(l);   /* its COMM_UP tells the streams (until then: stream 0) */
 }
 
-static void association_ended(sctp_stack_t *st, uint32_t index, sctp_link_t *l, const char *why,
+static void association_ended(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, const char *why,
                               bool failure)
 {
     bool in_use = !l->stranger && l->user != NULL && (l->ident_tx || l->ident_rx);
@@ -512,7 +512,7 @@ static void association_ended(sctp_stack_t *st, uint32_t index, sctp_link_t *l, 
     }
 }
 
-static void on_notification(sctp_stack_t *st, const uint8_t *buf, size_t len)
+static void on_notification(bsctp_stack_t *st, const uint8_t *buf, size_t len)
 {
     union sctp_notification n;
     if (len < sizeof(n.sn_header)) {
@@ -521,7 +521,7 @@ static void on_notification(sctp_stack_t *st, const uint8_t *buf, size_t len)
     }
     memcpy(&n, buf, len < sizeof(n) ? len : sizeof(n));
     uint32_t index = 0;
-    sctp_link_t *l;
+    bsctp_link_t *l;
     switch (n.sn_header.sn_type) {
     case SCTP_ASSOC_CHANGE: {
         if (len < sizeof(struct sctp_assoc_change)) {
@@ -577,7 +577,7 @@ static void on_notification(sctp_stack_t *st, const uint8_t *buf, size_t len)
             && (l = link_by_assoc(st, (uint32_t) n.sn_pdapi_event.pdapi_assoc_id, &index)) != NULL
             && n.sn_pdapi_event.pdapi_stream < l->reasm_streams) {
             /* The rest of that stream's message will never come. */
-            sctp_reasm_t *r = &l->reasm[n.sn_pdapi_event.pdapi_stream];
+            bsctp_reasm_t *r = &l->reasm[n.sn_pdapi_event.pdapi_stream];
             free(r->buf);
             memset(r, 0, sizeof(*r));
         }
@@ -587,15 +587,15 @@ static void on_notification(sctp_stack_t *st, const uint8_t *buf, size_t len)
     }
 }
 
-static void reject(sctp_stack_t *st, sctp_link_t *l, const char *why)
+static void reject(bsctp_stack_t *st, bsctp_link_t *l, const char *why)
 {
-    sctp_assoc_abort(st, l, why);
+    bsctp_assoc_abort(st, l, why);
 }
 
-static void on_ident(sctp_stack_t *st, uint32_t index, sctp_link_t *l, const uint8_t *msg,
+static void on_ident(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, const uint8_t *msg,
                      size_t len)
 {
-    sctp_wire_ident_t id;
+    bsctp_wire_ident_t id;
     if (len != sizeof(id)) {
         st->stats.rx_bad++;
         reject(st, l, "malformed identification");
@@ -604,7 +604,7 @@ static void on_ident(sctp_stack_t *st, uint32_t index, sctp_link_t *l, const uin
     memcpy(&id, msg, sizeof(id));
     uint64_t key = ((uint64_t) ntohl((uint32_t) id.job_key) << 32) | ntohl((uint32_t) (id.job_key >> 32));
     uint32_t jobid = ntohl(id.jobid), vpid = ntohl(id.vpid);
-    if (ntohl(id.magic) != SCTP_IDENT_MAGIC || key != st->cfg.job_key) {
+    if (ntohl(id.magic) != BSCTP_IDENT_MAGIC || key != st->cfg.job_key) {
         reject(st, l, "another job");
         return;
     }
@@ -627,10 +627,10 @@ static void on_ident(sctp_stack_t *st, uint32_t index, sctp_link_t *l, const uin
     l->ident_rx = true;   /* a repeat (one per stream, later) changes nothing */
 }
 
-static void on_message(sctp_stack_t *st, uint32_t index, sctp_link_t *l, const uint8_t *msg,
+static void on_message(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, const uint8_t *msg,
                        size_t len)
 {
-    sctp_wire_hdr_t h;
+    bsctp_wire_hdr_t h;
     if (len < sizeof(h)) {
         st->stats.rx_bad++;
         return;
@@ -642,15 +642,15 @@ static void on_message(sctp_stack_t *st, uint32_t index, sctp_link_t *l, const u
         return;
     }
     memcpy(&h, msg, sizeof(h));
-    if (h.version != SCTP_WIRE_VERSION) {
+    if (h.version != BSCTP_WIRE_VERSION) {
         st->stats.rx_bad++;
         return;
     }
-    if (h.kind == SCTP_WIRE_IDENT) {
+    if (h.kind == BSCTP_WIRE_IDENT) {
         on_ident(st, index, l, msg, len);
         return;
     }
-    if (h.kind != SCTP_WIRE_FRAG) {
+    if (h.kind != BSCTP_WIRE_FRAG) {
         st->stats.rx_bad++;
         return;
     }
@@ -667,7 +667,7 @@ static void on_message(sctp_stack_t *st, uint32_t index, sctp_link_t *l, const u
 
 /* The reassembly of stream sid on a link; NULL for a stream beyond those
  * we accept or out of memory. */
-static sctp_reasm_t *reasm_for(sctp_stack_t *st, sctp_link_t *l, uint16_t sid)
+static bsctp_reasm_t *reasm_for(bsctp_stack_t *st, bsctp_link_t *l, uint16_t sid)
 {
     if (sid >= st->cfg.streams) {
         return NULL;
@@ -682,7 +682,7 @@ static sctp_reasm_t *reasm_for(sctp_stack_t *st, sctp_link_t *l, uint16_t sid)
 }
 
 /* Keep a piece; true when it fits under the largest message we accept. */
-static bool reasm_append(sctp_stack_t *st, sctp_reasm_t *r, const uint8_t *p, size_t n)
+static bool reasm_append(bsctp_stack_t *st, bsctp_reasm_t *r, const uint8_t *p, size_t n)
 {
     if (r->len + n > st->cfg.max_msg) {
         return false;
@@ -711,17 +711,17 @@ static bool reasm_append(sctp_stack_t *st, sctp_reasm_t *r, const uint8_t *p, si
 }
 
 /* One message, or a piece of one, read for a link on an association. */
-void sctp_assoc_input(sctp_stack_t *st, uint32_t index, uint32_t assoc_id, uint16_t sid,
+void bsctp_assoc_input(bsctp_stack_t *st, uint32_t index, uint32_t assoc_id, uint16_t sid,
                       int flags, const uint8_t *buf, size_t n)
 {
-    sctp_link_t *l = &st->links[index];
+    bsctp_link_t *l = &st->links[index];
     if (assoc_id == l->aborted_id) {
         return;   /* queued before our abort */
     }
     if (assoc_id != l->assoc_id) {
         new_association(st, l, assoc_id);
     }
-    sctp_reasm_t *r = sid < l->reasm_streams ? &l->reasm[sid] : NULL;
+    bsctp_reasm_t *r = sid < l->reasm_streams ? &l->reasm[sid] : NULL;
     if ((flags & MSG_EOR) && (r == NULL || r->len == 0)) {
         on_message(st, index, l, buf, n);   /* whole in one read: the common case */
         return;
@@ -750,7 +750,7 @@ void sctp_assoc_input(sctp_stack_t *st, uint32_t index, uint32_t assoc_id, uint1
     free(msg);
 }
 
-void sctp_assoc_notification(sctp_stack_t *st, int flags, const uint8_t *buf, size_t n)
+void bsctp_assoc_notification(bsctp_stack_t *st, int flags, const uint8_t *buf, size_t n)
 {
     if (flags & MSG_EOR) {
         on_notification(st, buf, n);
@@ -759,7 +759,7 @@ void sctp_assoc_notification(sctp_stack_t *st, int flags, const uint8_t *buf, si
     }
 }
 
-long sctp_assoc_recv(sctp_stack_t *st, struct socket *so, struct sockaddr_storage *from,
+long bsctp_assoc_recv(bsctp_stack_t *st, struct socket *so, struct sockaddr_storage *from,
                      socklen_t *fromlen, struct sctp_rcvinfo *rcv, bool *has_info, int *flags)
 {
     socklen_t infolen = sizeof(*rcv);
@@ -773,7 +773,7 @@ long sctp_assoc_recv(sctp_stack_t *st, struct socket *so, struct sockaddr_storag
     return n;
 }
 
-void sctp_assoc_drain(sctp_stack_t *st)
+void bsctp_assoc_drain(bsctp_stack_t *st)
 {
     if (st->draining || st->so == NULL) {
         return;
@@ -785,12 +785,12 @@ void sctp_assoc_drain(sctp_stack_t *st)
         struct sctp_rcvinfo rcv;
         bool has_info;
         int flags;
-        long n = sctp_assoc_recv(st, st->so, &from, &fromlen, &rcv, &has_info, &flags);
+        long n = bsctp_assoc_recv(st, st->so, &from, &fromlen, &rcv, &has_info, &flags);
         if (n < 0) {
             break;   /* EWOULDBLOCK: drained */
         }
         if (flags & MSG_NOTIFICATION) {
-            sctp_assoc_notification(st, flags, st->rxbuf, (size_t) n);
+            bsctp_assoc_notification(st, flags, st->rxbuf, (size_t) n);
             continue;
         }
         /* By association first: a multihomed peer's messages come from any
@@ -799,12 +799,12 @@ void sctp_assoc_drain(sctp_stack_t *st)
         int index = !has_info ? -1
                     : link_by_assoc(st, (uint32_t) rcv.rcv_assoc_id, &by_assoc) != NULL
                         ? (int) by_assoc
-                        : sctp_stack_link_of_sockaddr(st, (struct sockaddr *) &from, fromlen, true);
+                        : bsctp_stack_link_of_sockaddr(st, (struct sockaddr *) &from, fromlen, true);
         if (index < 0) {
             st->stats.rx_bad++;
             continue;
         }
-        sctp_assoc_input(st, (uint32_t) index, (uint32_t) rcv.rcv_assoc_id, rcv.rcv_sid, flags,
+        bsctp_assoc_input(st, (uint32_t) index, (uint32_t) rcv.rcv_assoc_id, rcv.rcv_sid, flags,
                          st->rxbuf, (size_t) n);
     }
     st->draining = false;

@@ -8,42 +8,42 @@
 
 #include <opal/mca/base/mca_base_var.h>
 
-#include "esp_modex.h"
-#include "esp_params.h"
+#include "ebtl_modex.h"
+#include "ebtl_params.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const sctp_mode_names[] = {"conn", "inet", NULL};
-static const char *const sctp_style_names[] = {"one-to-one", "one-to-many", NULL};
+static const char *const bsctp_mode_names[] = {"conn", "inet", NULL};
+static const char *const bsctp_style_names[] = {"one-to-one", "one-to-many", NULL};
 
-static int sctp_component_register(void);
-static int sctp_component_open(void);
-static int sctp_component_close(void);
-static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_progress_threads,
+static int bsctp_component_register(void);
+static int bsctp_component_open(void);
+static int bsctp_component_close(void);
+static mca_btl_base_module_t **bsctp_component_init(int *num_btls, bool enable_progress_threads,
                                                    bool enable_mpi_threads);
 
 mca_btl_sctp_component_t mca_btl_sctp_component = {
     .super = {
         .btl_version = {
             MCA_BTL_DEFAULT_VERSION("sctp"),
-            .mca_open_component = sctp_component_open,
-            .mca_close_component = sctp_component_close,
-            .mca_register_component_params = sctp_component_register,
+            .mca_open_component = bsctp_component_open,
+            .mca_close_component = bsctp_component_close,
+            .mca_register_component_params = bsctp_component_register,
         },
         .btl_data = {
             .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
         },
-        .btl_init = sctp_component_init,
+        .btl_init = bsctp_component_init,
         .btl_progress = mca_btl_sctp_progress,
     },
 };
 
-static int sctp_component_register(void)
+static int bsctp_component_register(void)
 {
     mca_base_component_t *c = &mca_btl_sctp_component.super.btl_version;
 
-    esp_mca_ifaces_register(c, &mca_btl_sctp_component.ifaces, "127.0.0.0/8,::1");
+    ebtl_mca_ifaces_register(c, &mca_btl_sctp_component.ifaces, "127.0.0.0/8,::1");
 
     mca_btl_sctp_component.mode_name = "conn";
     (void) mca_base_component_var_register(c, "mode",
@@ -118,97 +118,97 @@ static int sctp_component_register(void)
     }
 
     /* Test-only fault injection on the UDP sockets' receive path (conn mode). */
-    esp_mca_faults_register(c, &k->faults);
+    ebtl_mca_faults_register(c, &k->faults);
 
     /* Open MPI's standard btl_sctp_* parameters (exclusivity, limits, ...). */
-    static const esp_btl_defaults_t defaults = {
+    static const ebtl_defaults_t defaults = {
         .exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 50,
         .eager_limit = 64 * 1024,
         .max_send_size = 128 * 1024,
         .rdma_pipeline_frag_size = 1024 * 1024,
         .flags = MCA_BTL_FLAGS_SEND,
     };
-    return esp_mca_register_base_params(c, &mca_btl_sctp_module_template.base.super, &defaults);
+    return ebtl_mca_register_base_params(c, &mca_btl_sctp_module_template.base.super, &defaults);
 }
 
-static int sctp_component_open(void)
+static int bsctp_component_open(void)
 {
-    esp_mca_ifaces_release(&mca_btl_sctp_component.ifaces);
+    ebtl_mca_ifaces_release(&mca_btl_sctp_component.ifaces);
     return OPAL_SUCCESS;
 }
 
-static int sctp_component_close(void)
+static int bsctp_component_close(void)
 {
-    esp_mca_ifaces_release(&mca_btl_sctp_component.ifaces);
+    ebtl_mca_ifaces_release(&mca_btl_sctp_component.ifaces);
     return OPAL_SUCCESS;
 }
 
 /* Check every parameter once, with one message naming what is wrong. */
-static bool sctp_params_valid(void)
+static bool bsctp_params_valid(void)
 {
     char err[256];
-    int mode = esp_param_keyword("btl_sctp_mode", mca_btl_sctp_component.mode_name,
-                                 sctp_mode_names, err, sizeof(err));
+    int mode = ebtl_param_keyword("btl_sctp_mode", mca_btl_sctp_component.mode_name,
+                                 bsctp_mode_names, err, sizeof(err));
     int style = mode < 0 ? -1
-                         : esp_param_keyword("btl_sctp_style", mca_btl_sctp_component.style_name,
-                                             sctp_style_names, err, sizeof(err));
+                         : ebtl_param_keyword("btl_sctp_style", mca_btl_sctp_component.style_name,
+                                             bsctp_style_names, err, sizeof(err));
     if (mode < 0 || style < 0) {
-        ESP_ERROR("btl sctp: %s", err);
+        EBTL_ERROR("btl sctp: %s", err);
         return false;
     }
     mca_btl_sctp_component.mode = (enum mca_btl_sctp_mode) mode;
     mca_btl_sctp_component.style = (enum mca_btl_sctp_style) style;
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
     mca_btl_base_module_t *t = &mca_btl_sctp_module_template.base.super;
-    if (esp_param_check_range("btl_sctp_port", c->port, 1, 65535, err, sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_rto_min", c->rto_min_ms, 1, 60000, err, sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_rto_max", c->rto_max_ms, c->rto_min_ms, 600000, err,
+    if (ebtl_param_check_range("btl_sctp_port", c->port, 1, 65535, err, sizeof(err)) != 0
+        || ebtl_param_check_range("btl_sctp_rto_min", c->rto_min_ms, 1, 60000, err, sizeof(err)) != 0
+        || ebtl_param_check_range("btl_sctp_rto_max", c->rto_max_ms, c->rto_min_ms, 600000, err,
                                  sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_rto_init", c->rto_init_ms, c->rto_min_ms, c->rto_max_ms,
+        || ebtl_param_check_range("btl_sctp_rto_init", c->rto_init_ms, c->rto_min_ms, c->rto_max_ms,
                                  err, sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_sack_delay", c->sack_delay_ms, 0, 500, err,
+        || ebtl_param_check_range("btl_sctp_sack_delay", c->sack_delay_ms, 0, 500, err,
                                  sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_peer_timeout", c->peer_timeout_s, 1, 86400, err,
+        || ebtl_param_check_range("btl_sctp_peer_timeout", c->peer_timeout_s, 1, 86400, err,
                                  sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_heartbeat", c->heartbeat_ms, 0, 600000, err,
+        || ebtl_param_check_range("btl_sctp_heartbeat", c->heartbeat_ms, 0, 600000, err,
                                  sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_streams", c->streams, 1, 65535, err, sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_stream_map", c->stream_map, 0, 1, err, sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_sndbuf", c->sndbuf, 64 * 1024, 1 << 30, err,
+        || ebtl_param_check_range("btl_sctp_streams", c->streams, 1, 65535, err, sizeof(err)) != 0
+        || ebtl_param_check_range("btl_sctp_stream_map", c->stream_map, 0, 1, err, sizeof(err)) != 0
+        || ebtl_param_check_range("btl_sctp_sndbuf", c->sndbuf, 64 * 1024, 1 << 30, err,
                                  sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_rcvbuf", c->rcvbuf, 64 * 1024, 1 << 30, err,
+        || ebtl_param_check_range("btl_sctp_rcvbuf", c->rcvbuf, 64 * 1024, 1 << 30, err,
                                  sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_sack_immediately", c->sack_immediately, 0, 1, err,
+        || ebtl_param_check_range("btl_sctp_sack_immediately", c->sack_immediately, 0, 1, err,
                                  sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_crc32c", c->crc32c, 0, 1, err, sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_max_send_size", (long long) t->btl_max_send_size, 1024,
+        || ebtl_param_check_range("btl_sctp_crc32c", c->crc32c, 0, 1, err, sizeof(err)) != 0
+        || ebtl_param_check_range("btl_sctp_max_send_size", (long long) t->btl_max_send_size, 1024,
                                  64 << 20, err, sizeof(err)) != 0
-        || esp_param_check_range("btl_sctp_eager_limit", (long long) t->btl_eager_limit, 64,
+        || ebtl_param_check_range("btl_sctp_eager_limit", (long long) t->btl_eager_limit, 64,
                                  (long long) t->btl_max_send_size, err, sizeof(err)) != 0) {
-        ESP_ERROR("btl sctp: %s", err);
+        EBTL_ERROR("btl sctp: %s", err);
         return false;
     }
     /* A fragment goes into the send buffer whole (btl_sctp_assoc.c); one
      * larger than the buffer would wait for room forever. */
-    size_t largest = sizeof(sctp_wire_hdr_t) + t->btl_max_send_size;
+    size_t largest = sizeof(bsctp_wire_hdr_t) + t->btl_max_send_size;
     if ((size_t) c->sndbuf < largest) {
-        ESP_ERROR("btl sctp: btl_sctp_sndbuf=%d cannot hold the largest fragment "
+        EBTL_ERROR("btl sctp: btl_sctp_sndbuf=%d cannot hold the largest fragment "
                   "(btl_sctp_max_send_size + 8 = %zu bytes); raise btl_sctp_sndbuf or lower "
                   "btl_sctp_max_send_size", c->sndbuf, largest);
         return false;
     }
     if (c->faults.corrupt > 0 && c->crc32c == 0) {
-        ESP_ERROR("btl sctp: btl_sctp_fault_corrupt needs btl_sctp_crc32c 1 (without the "
+        EBTL_ERROR("btl sctp: btl_sctp_fault_corrupt needs btl_sctp_crc32c 1 (without the "
                   "checksum nothing would catch the corrupted packets)");
         return false;
     }
-    if (!esp_mca_faults_valid("sctp", &c->faults)) {
+    if (!ebtl_mca_faults_valid("sctp", &c->faults)) {
         return false;
     }
-    const esp_mca_faults_t *f = &c->faults;
-    if (c->mode == SCTP_MODE_INET && (f->drop > 0 || f->dup > 0 || f->reorder > 0 || f->corrupt > 0)) {
+    const ebtl_mca_faults_t *f = &c->faults;
+    if (c->mode == BSCTP_MODE_INET && (f->drop > 0 || f->dup > 0 || f->reorder > 0 || f->corrupt > 0)) {
         /* The fault layer sits on the BTL's UDP sockets; usrsctp owns them in inet mode. */
-        ESP_ERROR("btl sctp: the test-only fault layer (btl_sctp_fault_*) works only with "
+        EBTL_ERROR("btl sctp: the test-only fault layer (btl_sctp_fault_*) works only with "
                   "btl_sctp_mode conn: in mode inet usrsctp owns the UDP socket. Unset the "
                   "btl_sctp_fault_* parameters or use btl_sctp_mode conn; sctp claims no peers");
         return false;
@@ -219,7 +219,7 @@ static bool sctp_params_valid(void)
 /* Put the selected addresses of one interface next to each other (in the
  * order interfaces first appear); returns how many interfaces there are
  * and the number of addresses of each in per_if. */
-static size_t group_by_interface(esp_if_t *ifs, size_t n, size_t *per_if)
+static size_t group_by_interface(ebtl_if_t *ifs, size_t n, size_t *per_if)
 {
     size_t groups = 0, done = 0;
     while (done < n) {
@@ -227,7 +227,7 @@ static size_t group_by_interface(esp_if_t *ifs, size_t n, size_t *per_if)
         size_t k = done + 1;
         for (size_t j = done + 1; j < n; j++) {
             if (ifs[j].ifindex == idx) {
-                esp_if_t t = ifs[j];
+                ebtl_if_t t = ifs[j];
                 memmove(&ifs[k + 1], &ifs[k], (j - k) * sizeof(*ifs));
                 ifs[k++] = t;
             }
@@ -238,17 +238,17 @@ static size_t group_by_interface(esp_if_t *ifs, size_t n, size_t *per_if)
     return groups;
 }
 
-static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_progress_threads,
+static mca_btl_base_module_t **bsctp_component_init(int *num_btls, bool enable_progress_threads,
                                                    bool enable_mpi_threads)
 {
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
     *num_btls = 0;
 
-    if (!esp_mca_version_ok("sctp") || !sctp_params_valid()) {
+    if (!ebtl_mca_version_ok("sctp") || !bsctp_params_valid()) {
         return NULL;
     }
-    if (esp_mca_ifaces_select("sctp", &mca_btl_sctp_component.ifaces) != 0) {
+    if (ebtl_mca_ifaces_select("sctp", &mca_btl_sctp_component.ifaces) != 0) {
         return NULL;
     }
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
@@ -256,17 +256,17 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
      * per interface (over that interface's addresses: lo's 127.0.0.1 and
      * ::1 are one wire), each its own stack, SCTP port btl_sctp_port + its
      * index (the process's usrsctp holds all their listeners). */
-    bool per_if = c->style == SCTP_STYLE_ONE_TO_ONE;
-    size_t addrs_of[ESP_MODEX_MAX_ADDRS];
-    if (c->ifaces.count > ESP_MODEX_MAX_ADDRS) {
-        c->ifaces.count = ESP_MODEX_MAX_ADDRS;   /* the modex record holds no more */
+    bool per_if = c->style == BSCTP_STYLE_ONE_TO_ONE;
+    size_t addrs_of[EBTL_MODEX_MAX_ADDRS];
+    if (c->ifaces.count > EBTL_MODEX_MAX_ADDRS) {
+        c->ifaces.count = EBTL_MODEX_MAX_ADDRS;   /* the modex record holds no more */
     }
     size_t nmod = per_if ? group_by_interface(c->ifaces.selected, c->ifaces.count, addrs_of) : 1;
     if (!per_if) {
         addrs_of[0] = c->ifaces.count;
     }
     if (per_if && (size_t) c->port + nmod - 1 > 65535) {
-        ESP_ERROR("btl sctp: style one-to-one uses SCTP ports btl_sctp_port .. btl_sctp_port + "
+        EBTL_ERROR("btl sctp: style one-to-one uses SCTP ports btl_sctp_port .. btl_sctp_port + "
                   "%zu (one per address): lower btl_sctp_port (now %d)", nmod - 1, c->port);
         return NULL;
     }
@@ -281,11 +281,11 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
             || mca_btl_sctp_module_init(m, &c->ifaces.selected[first], addrs_of[k],
                                         (uint16_t) (c->port + (int) k)) != OPAL_SUCCESS) {
             if (m != NULL && m->stack_open) {
-                sctp_stack_close(&m->stack);
+                bsctp_stack_close(&m->stack);
             }
             free(m);
             for (size_t j = 0; j < c->num_modules; j++) {
-                sctp_stack_close(&c->modules[j]->stack);
+                bsctp_stack_close(&c->modules[j]->stack);
                 free(c->modules[j]);
             }
             c->num_modules = 0;
@@ -295,8 +295,8 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
         /* The fault layer under usrsctp: no datagram has arrived yet (the
          * associations start at the first send, after add_procs). */
         for (size_t i = 0; i < m->stack.num_socks; i++) {
-            esp_dgram_sock_t *s = &m->stack.socks[i];
-            s->fault = esp_mca_faults_create(&c->faults, ESP_MODEX_MAX_ADDRS,
+            ebtl_dgram_sock_t *s = &m->stack.socks[i];
+            s->fault = ebtl_mca_faults_create(&c->faults, EBTL_MODEX_MAX_ADDRS,
                                              (unsigned) (first + i), s->rx_buf_size);
         }
         c->modules[c->num_modules++] = m;
@@ -304,9 +304,9 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
     }
     int rc = mca_btl_sctp_modex_send();
     if (rc != OPAL_SUCCESS) {
-        ESP_ERROR("btl sctp: publishing our addresses failed (%d)", rc);
+        EBTL_ERROR("btl sctp: publishing our addresses failed (%d)", rc);
         for (size_t j = 0; j < c->num_modules; j++) {
-            sctp_stack_close(&c->modules[j]->stack);
+            bsctp_stack_close(&c->modules[j]->stack);
             free(c->modules[j]);
         }
         c->num_modules = 0;
@@ -314,7 +314,7 @@ static mca_btl_base_module_t **sctp_component_init(int *num_btls, bool enable_pr
         return NULL;
     }
     c->module = c->modules[0];
-    sctp_stats_register_pvars();
+    bsctp_stats_register_pvars();
     *num_btls = (int) nmod;
     return btls;
 }

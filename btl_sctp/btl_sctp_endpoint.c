@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-static void sctp_endpoint_construct(mca_btl_sctp_endpoint_t *ep)
+static void bsctp_endpoint_construct(mca_btl_sctp_endpoint_t *ep)
 {
     ep->module = NULL;
     ep->proc = NULL;
@@ -14,11 +14,11 @@ static void sctp_endpoint_construct(mca_btl_sctp_endpoint_t *ep)
     ep->min_fail = 0;
 }
 
-static void sctp_endpoint_destruct(mca_btl_sctp_endpoint_t *ep)
+static void bsctp_endpoint_destruct(mca_btl_sctp_endpoint_t *ep)
 {
     free(ep->streams);
     ep->streams = NULL;
 }
 
-OBJ_CLASS_INSTANCE(mca_btl_sctp_endpoint_t, opal_list_item_t, sctp_endpoint_construct,
-                   sctp_endpoint_destruct);
+OBJ_CLASS_INSTANCE(mca_btl_sctp_endpoint_t, opal_list_item_t, bsctp_endpoint_construct,
+                   bsctp_endpoint_destruct);

@@ -17,7 +17,7 @@ struct mca_btl_base_endpoint_t {
     uint32_t link;            /* index in the transport: its AF_CONN address */
     /* Fragments waiting for send-buffer room, per stream (btl_sctp_streams.h):
      * a fragment may pass waiting ones only if none waits on its stream. */
-    struct sctp_ep_stream {
+    struct bsctp_ep_stream {
         uint32_t pending;     /* how many wait in the module's pending list */
         uint32_t blocked;     /* flush pass in which this stream stopped */
     } *streams;

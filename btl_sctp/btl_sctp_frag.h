@@ -32,9 +32,9 @@ typedef struct mca_btl_sctp_frag {
 } mca_btl_sctp_frag_t;
 OBJ_CLASS_DECLARATION(mca_btl_sctp_frag_t);
 
-int sctp_frag_list_init(opal_free_list_t *list, size_t capacity, int max);
+int bsctp_frag_list_init(opal_free_list_t *list, size_t capacity, int max);
 
-static inline mca_btl_sctp_frag_t *sctp_frag_get(opal_free_list_t *list)
+static inline mca_btl_sctp_frag_t *bsctp_frag_get(opal_free_list_t *list)
 {
     mca_btl_sctp_frag_t *f = (mca_btl_sctp_frag_t *) opal_free_list_get(list);
     if (f != NULL) {
@@ -50,7 +50,7 @@ static inline mca_btl_sctp_frag_t *sctp_frag_get(opal_free_list_t *list)
     return f;
 }
 
-static inline void sctp_frag_return(mca_btl_sctp_frag_t *f)
+static inline void bsctp_frag_return(mca_btl_sctp_frag_t *f)
 {
     opal_free_list_return(f->list, &f->base.super);
 }

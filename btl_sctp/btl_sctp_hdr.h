@@ -9,35 +9,35 @@
 
 #include <stdint.h>
 
-#define SCTP_WIRE_VERSION 1
+#define BSCTP_WIRE_VERSION 1
 /* Payload protocol identifier on every DATA chunk, so captures tell our
  * messages apart ("OMPB"); the receiver does not trust it. */
-#define SCTP_WIRE_PPID 0x4f4d5042u
-#define SCTP_IDENT_MAGIC 0x53435449u /* "SCTI" */
+#define BSCTP_WIRE_PPID 0x4f4d5042u
+#define BSCTP_IDENT_MAGIC 0x53435449u /* "SCTI" */
 
-enum sctp_wire_kind {
-    SCTP_WIRE_FRAG = 1,   /* a BTL fragment: ob1's bytes follow */
-    SCTP_WIRE_IDENT = 2   /* who sends on this association: the first message */
+enum bsctp_wire_kind {
+    BSCTP_WIRE_FRAG = 1,   /* a BTL fragment: ob1's bytes follow */
+    BSCTP_WIRE_IDENT = 2   /* who sends on this association: the first message */
 };
 
-typedef struct sctp_wire_hdr {
+typedef struct bsctp_wire_hdr {
     uint8_t version;
     uint8_t kind;
     uint8_t tag;          /* ob1's active-message tag (FRAG) */
     uint8_t flags;        /* 0 */
     uint32_t reserved;    /* 0; keeps ob1's bytes 8-byte aligned */
-} sctp_wire_hdr_t;
+} bsctp_wire_hdr_t;
 
-typedef struct sctp_wire_ident {
-    sctp_wire_hdr_t hdr;
+typedef struct bsctp_wire_ident {
+    bsctp_wire_hdr_t hdr;
     uint32_t magic;
     uint32_t jobid;       /* the sender's Open MPI process name */
     uint32_t vpid;
     uint32_t reserved;
     uint64_t job_key;     /* same for every job one mpirun launched */
-} sctp_wire_ident_t;
+} bsctp_wire_ident_t;
 
-_Static_assert(sizeof(sctp_wire_hdr_t) == 8, "sctp message header is 8 bytes");
-_Static_assert(sizeof(sctp_wire_ident_t) == 32, "sctp identification is 32 bytes");
+_Static_assert(sizeof(bsctp_wire_hdr_t) == 8, "sctp message header is 8 bytes");
+_Static_assert(sizeof(bsctp_wire_ident_t) == 32, "sctp identification is 32 bytes");
 
 #endif

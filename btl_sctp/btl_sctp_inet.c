@@ -3,7 +3,7 @@
  * encapsulation on AF_INET/AF_INET6, the mode of multihoming and CMT.
  * usrsctp owns the UDP sockets and runs its own timer and receive threads;
  * they never call us (no upcall, no output callback). Progress reads the
- * SCTP socket without blocking (sctp_assoc_drain) and sends happen on the
+ * SCTP socket without blocking (bsctp_assoc_drain) and sends happen on the
  * caller's thread, exactly as in conn mode.
  *
  * Ports: usrsctp binds one UDP port for the whole process, and cannot say
@@ -65,7 +65,7 @@ static void sleep_ms(unsigned ms)
 
 static uint64_t now_ms(void)
 {
-    return esp_dgram_now_ns() / 1000000u;
+    return ebtl_dgram_now_ns() / 1000000u;
 }
 
 /* ------------------------------------------------------ the UDP port */
@@ -77,9 +77,9 @@ static uint16_t free_udp_port(int family)
     if (fd < 0) {
         return 0;
     }
-    esp_sockaddr_t a;
+    ebtl_sockaddr_t a;
     unsigned char any[16] = {0};
-    esp_sockaddr_set(&a, family, any, 0);
+    ebtl_sockaddr_set(&a, family, any, 0);
     socklen_t len = sizeof(a.u);
     uint16_t port = 0;
     if (bind(fd, &a.u.sa, a.len) == 0 && getsockname(fd, &a.u.sa, &len) == 0) {
@@ -113,7 +113,7 @@ static bool process_holds_udp_port(int family, uint16_t port)
         long fd = strtol(e->d_name, &end, 10);
         int type = 0;
         socklen_t tl = sizeof(type);
-        esp_sockaddr_t a;
+        ebtl_sockaddr_t a;
         socklen_t al = sizeof(a.u);
         if (*end != '\0' || fd < 0 || fd == dirfd(d)
             || getsockopt((int) fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_DGRAM
@@ -191,21 +191,21 @@ static int start_usrsctp(bool need4, bool need6, char *err, size_t errlen)
     return -1;
 }
 
-uint16_t sctp_inet_udp_port(void)
+uint16_t bsctp_inet_udp_port(void)
 {
     return udp_port;
 }
 
 /* ------------------------------------------------------------ links */
 
-/* The peer's address as sctp_link_t keeps it: IPv4-mapped IPv6 as IPv4. */
-static bool parse_peer(const struct sockaddr *sa, socklen_t len, esp_sockaddr_t *ip,
+/* The peer's address as bsctp_link_t keeps it: IPv4-mapped IPv6 as IPv4. */
+static bool parse_peer(const struct sockaddr *sa, socklen_t len, ebtl_sockaddr_t *ip,
                        uint16_t *sctp_port)
 {
     if (sa->sa_family == AF_INET && len >= (socklen_t) sizeof(struct sockaddr_in)) {
         struct sockaddr_in in;
         memcpy(&in, sa, sizeof(in));
-        esp_sockaddr_set(ip, AF_INET, (const unsigned char *) &in.sin_addr, 0);
+        ebtl_sockaddr_set(ip, AF_INET, (const unsigned char *) &in.sin_addr, 0);
         *sctp_port = ntohs(in.sin_port);
         return true;
     }
@@ -215,9 +215,9 @@ static bool parse_peer(const struct sockaddr *sa, socklen_t len, esp_sockaddr_t 
         const unsigned char *b = in6.sin6_addr.s6_addr;
         static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
         if (memcmp(b, mapped, sizeof(mapped)) == 0) {
-            esp_sockaddr_set(ip, AF_INET, b + 12, 0);
+            ebtl_sockaddr_set(ip, AF_INET, b + 12, 0);
         } else {
-            esp_sockaddr_set(ip, AF_INET6, b, 0);
+            ebtl_sockaddr_set(ip, AF_INET6, b, 0);
         }
         *sctp_port = ntohs(in6.sin6_port);
         return true;
@@ -225,7 +225,7 @@ static bool parse_peer(const struct sockaddr *sa, socklen_t len, esp_sockaddr_t 
     return false;
 }
 
-static bool same_host(const esp_sockaddr_t *a, const esp_sockaddr_t *b)
+static bool same_host(const ebtl_sockaddr_t *a, const ebtl_sockaddr_t *b)
 {
     if (a->u.sa.sa_family != b->u.sa.sa_family) {
         return false;
@@ -235,10 +235,10 @@ static bool same_host(const esp_sockaddr_t *a, const esp_sockaddr_t *b)
                : memcmp(&a->u.in6.sin6_addr, &b->u.in6.sin6_addr, 16) == 0;
 }
 
-int sctp_inet_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
+int bsctp_inet_link_of_sockaddr(bsctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
                                bool create)
 {
-    esp_sockaddr_t ip;
+    ebtl_sockaddr_t ip;
     uint16_t port;
     if (!parse_peer(sa, len, &ip, &port)) {
         return -1;
@@ -260,18 +260,18 @@ int sctp_inet_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, sock
     }
     /* A peer we have not added made an association: a stranger until its
      * identification. Our ranks' UDP and SCTP ports are equal. */
-    esp_sockaddr_t udp;
-    esp_sockaddr_set(&udp, ip.u.sa.sa_family,
+    ebtl_sockaddr_t udp;
+    ebtl_sockaddr_set(&udp, ip.u.sa.sa_family,
                      ip.u.sa.sa_family == AF_INET ? (const unsigned char *) &ip.u.in4.sin_addr
                                                   : (const unsigned char *) &ip.u.in6.sin6_addr,
                      port);
-    return sctp_stack_link(st, &udp, 0, port, true);
+    return bsctp_stack_link(st, &udp, 0, port, true);
 }
 
-void sctp_inet_peer_sockaddr(const sctp_stack_t *st, uint32_t link, struct sockaddr_storage *ss,
+void bsctp_inet_peer_sockaddr(const bsctp_stack_t *st, uint32_t link, struct sockaddr_storage *ss,
                              socklen_t *len)
 {
-    const sctp_link_t *l = &st->links[link];
+    const bsctp_link_t *l = &st->links[link];
     memset(ss, 0, sizeof(*ss));
     memcpy(ss, &l->udp.u, l->udp.len);
     if (l->udp.u.sa.sa_family == AF_INET) {
@@ -285,7 +285,7 @@ void sctp_inet_peer_sockaddr(const sctp_stack_t *st, uint32_t link, struct socka
 /* A new association takes the socket's remote encapsulation port
  * (SCTP_FUTURE_ASSOC) when a send or connect creates it: the peer's UDP
  * port, set just before. The passive side learns the port from the INIT. */
-static int set_encaps_port(struct socket *so, const esp_sockaddr_t *udp)
+static int set_encaps_port(struct socket *so, const ebtl_sockaddr_t *udp)
 {
     struct sctp_udpencaps enc;
     memset(&enc, 0, sizeof(enc));
@@ -294,7 +294,7 @@ static int set_encaps_port(struct socket *so, const esp_sockaddr_t *udp)
     return usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc));
 }
 
-void sctp_inet_prepare_send(sctp_stack_t *st, uint32_t link)
+void bsctp_inet_prepare_send(bsctp_stack_t *st, uint32_t link)
 {
     if (st->cfg.one_to_one) {
         return;   /* set on the link's own socket when it connects */
@@ -307,7 +307,7 @@ void sctp_inet_prepare_send(sctp_stack_t *st, uint32_t link)
 /* ---------------------------------------------------------- set-up */
 
 /* Our local addresses with SCTP port port, for usrsctp_bindx. */
-static struct sockaddr *bind_addrs(const sctp_stack_config_t *c, uint16_t port, size_t *size)
+static struct sockaddr *bind_addrs(const bsctp_stack_config_t *c, uint16_t port, size_t *size)
 {
     size_t n = 0;
     for (size_t i = 0; i < c->num_ifaces; i++) {
@@ -319,8 +319,8 @@ static struct sockaddr *bind_addrs(const sctp_stack_config_t *c, uint16_t port, 
         return NULL;
     }
     for (size_t i = 0; i < c->num_ifaces; i++) {
-        esp_sockaddr_t a;
-        esp_sockaddr_set(&a, c->ifaces[i].family, c->ifaces[i].addr, port);
+        ebtl_sockaddr_t a;
+        ebtl_sockaddr_set(&a, c->ifaces[i].family, c->ifaces[i].addr, port);
         memcpy(p, &a.u, a.len);
         p += a.len;
     }
@@ -329,7 +329,7 @@ static struct sockaddr *bind_addrs(const sctp_stack_config_t *c, uint16_t port, 
 }
 
 /* Bind every selected address on port (0: usrsctp chooses); 0 or errno. */
-static int bind_all(sctp_stack_t *st, struct socket *so, uint16_t port)
+static int bind_all(bsctp_stack_t *st, struct socket *so, uint16_t port)
 {
     size_t size = 0;
     struct sockaddr *addrs = bind_addrs(&st->cfg, port, &size);
@@ -343,7 +343,7 @@ static int bind_all(sctp_stack_t *st, struct socket *so, uint16_t port)
 }
 
 /* The SCTP port the socket is bound to, or 0. */
-static uint16_t bound_port(sctp_stack_t *st)
+static uint16_t bound_port(bsctp_stack_t *st)
 {
     struct sockaddr *addrs = NULL;
     uint16_t port = 0;
@@ -363,12 +363,12 @@ static void stop_usrsctp(void)
     while (usrsctp_finish() != 0 && now_ms() < end) {
         sleep_ms(10);   /* associations aborted at close are freed by the timer thread */
     }
-    sctp_mem_release();
+    bsctp_mem_release();
     udp_port = 0;
 }
 
 /* A non-blocking socket of the stack's family and style with its options. */
-static struct socket *new_socket(sctp_stack_t *st, char *err, size_t errlen)
+static struct socket *new_socket(bsctp_stack_t *st, char *err, size_t errlen)
 {
     bool o2o = st->cfg.one_to_one;
     struct socket *so = usrsctp_socket(st->inet_family, o2o ? SOCK_STREAM : SOCK_SEQPACKET,
@@ -381,7 +381,7 @@ static struct socket *new_socket(sctp_stack_t *st, char *err, size_t errlen)
     }
     if (usrsctp_set_non_blocking(so, 1) != 0) {
         snprintf(err, errlen, "usrsctp_set_non_blocking: %s", strerror(errno));
-    } else if (sctp_stack_set_options(st, so, err, errlen) == 0) {
+    } else if (bsctp_stack_set_options(st, so, err, errlen) == 0) {
         return so;
     }
     usrsctp_close(so);
@@ -392,8 +392,8 @@ static struct socket *new_socket(sctp_stack_t *st, char *err, size_t errlen)
  * (usrsctp_bindx refuses the listener's even with SCTP_REUSE_PORT, and
  * two associations on the same ports could not be told apart), every
  * selected address, the peer's encapsulation port. The peer finds our
- * link from that UDP port (sctp_inet_accepted_link). */
-struct socket *sctp_inet_o2o_socket(sctp_stack_t *st, uint32_t link)
+ * link from that UDP port (bsctp_inet_accepted_link). */
+struct socket *bsctp_inet_o2o_socket(bsctp_stack_t *st, uint32_t link)
 {
     char err[256];
     struct socket *so = new_socket(st, err, sizeof(err));
@@ -409,7 +409,7 @@ struct socket *sctp_inet_o2o_socket(sctp_stack_t *st, uint32_t link)
     return NULL;
 }
 
-int sctp_inet_accepted_link(sctp_stack_t *st, struct socket *so, const struct sockaddr *from,
+int bsctp_inet_accepted_link(bsctp_stack_t *st, struct socket *so, const struct sockaddr *from,
                             socklen_t len)
 {
     /* Our ranks' UDP port is their listener's SCTP port: the peer's UDP
@@ -433,20 +433,20 @@ int sctp_inet_accepted_link(sctp_stack_t *st, struct socket *so, const struct so
     } else {
         ((struct sockaddr_in6 *) &peer)->sin6_port = enc.sue_port;
     }
-    return sctp_inet_link_of_sockaddr(st, (struct sockaddr *) &peer, len, true);
+    return bsctp_inet_link_of_sockaddr(st, (struct sockaddr *) &peer, len, true);
 }
 
-int sctp_inet_open(sctp_stack_t *st, char *err, size_t errlen)
+int bsctp_inet_open(bsctp_stack_t *st, char *err, size_t errlen)
 {
-    const sctp_stack_config_t *c = &st->cfg;
+    const bsctp_stack_config_t *c = &st->cfg;
     bool need4 = false, need6 = false;
     uint32_t pmtu = 65536;
     for (size_t i = 0; i < c->num_ifaces; i++) {
-        const esp_if_t *ifa = &c->ifaces[i];
+        const ebtl_if_t *ifa = &c->ifaces[i];
         bool v4 = ifa->family == AF_INET;
         need4 |= v4;
         need6 |= !v4;
-        unsigned mtu = sctp_stack_addr_mtu(st, i);
+        unsigned mtu = bsctp_stack_addr_mtu(st, i);
         unsigned over = v4 ? V4_OVERHEAD : V6_OVERHEAD;
         mtu = mtu > over + 1200 ? mtu - over : 1200;
         if (mtu < pmtu) {
@@ -509,7 +509,7 @@ int sctp_inet_open(sctp_stack_t *st, char *err, size_t errlen)
         snprintf(err, errlen, "usrsctp_listen: %s", strerror(errno));
         goto fail_stack;
     }
-    if (c->one_to_one && sctp_o2o_init(st, err, errlen) != 0) {
+    if (c->one_to_one && bsctp_o2o_init(st, err, errlen) != 0) {
         goto fail_stack;
     }
     return 0;
@@ -544,7 +544,7 @@ fail:
  * expires and nothing is retransmitted, for STALL_MIN_MS (or 3 RTO.max),
  * has stalled: its peer is declared lost, so the job ends with a message.
  * A peer that only stopped reading keeps T3 running (window probes). */
-bool sctp_inet_link_stalled(sctp_link_t *l, uint64_t now_ns, bool have, uint32_t unacked,
+bool bsctp_inet_link_stalled(bsctp_link_t *l, uint64_t now_ns, bool have, uint32_t unacked,
                             uint32_t queued, bool timers_ran, uint64_t stall_ns)
 {
     if (!have || unacked == 0 || timers_ran || unacked != l->watch_unacked
@@ -557,9 +557,9 @@ bool sctp_inet_link_stalled(sctp_link_t *l, uint64_t now_ns, bool have, uint32_t
     return now_ns - l->watch_since_ns >= stall_ns;
 }
 
-static void watch_stalls(sctp_stack_t *st)
+static void watch_stalls(bsctp_stack_t *st)
 {
-    uint64_t now = esp_dgram_now_ns();
+    uint64_t now = ebtl_dgram_now_ns();
     if (now - st->watch_ns < WATCH_PERIOD_NS) {
         return;
     }
@@ -574,31 +574,31 @@ static void watch_stalls(sctp_stack_t *st)
         stall_ms = STALL_MIN_MS;
     }
     for (uint32_t i = 0; i < st->num_links; i++) {
-        sctp_link_t *l = &st->links[i];
+        bsctp_link_t *l = &st->links[i];
         uint32_t unacked = 0, queued = 0;
         if (!l->in_use || l->failed) {
             continue;
         }
-        bool have = sctp_assoc_outstanding(st, i, &unacked, &queued);
-        if (sctp_inet_link_stalled(l, now, have, unacked, queued, timers_ran,
+        bool have = bsctp_assoc_outstanding(st, i, &unacked, &queued);
+        if (bsctp_inet_link_stalled(l, now, have, unacked, queued, timers_ran,
                                    stall_ms * 1000000u)) {
             char why[256];
             snprintf(why, sizeof(why), "has not acknowledged %u chunk(s) of ours for %llu s and "
                      "usrsctp no longer retransmits them (a race in its threads: mode inet "
                      "only; btl_sctp_mode conn does not have it)", unacked,
                      (unsigned long long) (stall_ms / 1000u));
-            sctp_assoc_fail(st, i, why);
+            bsctp_assoc_fail(st, i, why);
         }
     }
 }
 
-int sctp_inet_poll(sctp_stack_t *st)
+int bsctp_inet_poll(bsctp_stack_t *st)
 {
     uint64_t before = st->stats.rx_msgs;
     if (st->cfg.one_to_one) {
-        sctp_o2o_drain(st);
+        bsctp_o2o_drain(st);
     } else {
-        sctp_assoc_drain(st);
+        bsctp_assoc_drain(st);
     }
     watch_stalls(st);
     int n = (int) (st->stats.rx_msgs - before);
@@ -613,7 +613,7 @@ int sctp_inet_poll(sctp_stack_t *st)
 
 /* ---------------------------------------------------------- close */
 
-static bool any_association(const sctp_stack_t *st)
+static bool any_association(const bsctp_stack_t *st)
 {
     for (uint32_t i = 0; i < st->num_links; i++) {
         if (st->links[i].assoc_id != 0) {
@@ -625,7 +625,7 @@ static bool any_association(const sctp_stack_t *st)
 
 /* Read notifications only (the associations ending); data that still
  * arrives is for a process that is finalizing, and dropped. */
-static void read_notifications(sctp_stack_t *st)
+static void read_notifications(bsctp_stack_t *st)
 {
     for (;;) {
         struct sockaddr_storage from;
@@ -633,31 +633,31 @@ static void read_notifications(sctp_stack_t *st)
         struct sctp_rcvinfo rcv;
         bool has_info;
         int flags;
-        long n = sctp_assoc_recv(st, st->so, &from, &fromlen, &rcv, &has_info, &flags);
+        long n = bsctp_assoc_recv(st, st->so, &from, &fromlen, &rcv, &has_info, &flags);
         if (n < 0) {
             return;
         }
         if (flags & MSG_NOTIFICATION) {
-            sctp_assoc_notification(st, flags, st->rxbuf, (size_t) n);
+            bsctp_assoc_notification(st, flags, st->rxbuf, (size_t) n);
         }
     }
 }
 
 /* One-to-one: shut every association down gracefully, reading until they
  * are gone (bounded), then close what is left with ABORT. */
-static void close_one_to_one(sctp_stack_t *st)
+static void close_one_to_one(bsctp_stack_t *st)
 {
-    sctp_o2o_shutdown(st);
+    bsctp_o2o_shutdown(st);
     uint64_t end = now_ms() + CLOSE_WAIT_MS;
-    sctp_o2o_drain(st);
-    while (sctp_o2o_live(st) > 0 && now_ms() < end) {
+    bsctp_o2o_drain(st);
+    while (bsctp_o2o_live(st) > 0 && now_ms() < end) {
         sleep_ms(1);
-        sctp_o2o_drain(st);
+        bsctp_o2o_drain(st);
     }
-    sctp_o2o_fini(st);
+    bsctp_o2o_fini(st);
 }
 
-void sctp_inet_close(sctp_stack_t *st)
+void bsctp_inet_close(bsctp_stack_t *st)
 {
     st->closing = true;
     if (st->o2o != NULL) {
@@ -691,7 +691,7 @@ void sctp_inet_close(sctp_stack_t *st)
         }
     }
     for (uint32_t i = 0; i < st->num_links; i++) {
-        sctp_assoc_link_fini(st, &st->links[i]);
+        bsctp_assoc_link_fini(st, &st->links[i]);
     }
     free(st->links);
     st->links = NULL;

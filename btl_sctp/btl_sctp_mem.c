@@ -24,14 +24,14 @@
 #include <string.h>
 
 #if defined(__SANITIZE_ADDRESS__)
-#define SCTP_MEM_CACHE 0
+#define BSCTP_MEM_CACHE 0
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define SCTP_MEM_CACHE 0
+#define BSCTP_MEM_CACHE 0
 #endif
 #endif
-#ifndef SCTP_MEM_CACHE
-#define SCTP_MEM_CACHE 1
+#ifndef BSCTP_MEM_CACHE
+#define BSCTP_MEM_CACHE 1
 #endif
 
 #define HEADER 64              /* a cache line: blocks start on one (the copies into
@@ -75,7 +75,7 @@ static unsigned class_of(size_t total)
     return cls < NUM_CLASSES ? cls : DIRECT;
 }
 
-#if SCTP_MEM_CACHE
+#if BSCTP_MEM_CACHE
 typedef struct thread_cache {
     void *head[NUM_CLASSES];   /* free blocks (user pointers), linked through their first word */
     uint32_t count[NUM_CLASSES];
@@ -83,7 +83,7 @@ typedef struct thread_cache {
 } thread_cache_t;
 
 static __thread thread_cache_t cache;
-/* Flushes a thread's cache when it exits. Deleted at sctp_mem_release
+/* Flushes a thread's cache when it exits. Deleted at bsctp_mem_release
  * (the last stack closed), so that no thread exiting after Open MPI
  * unloads the component calls into it; made again on the next use. */
 static pthread_key_t exit_key;
@@ -123,13 +123,13 @@ static void register_thread(void)
 }
 #endif
 
-void *sctp_mem_malloc(size_t n)
+void *bsctp_mem_malloc(size_t n)
 {
     if (n > SIZE_MAX - HEADER) {
         return NULL;
     }
     unsigned cls = class_of(n + HEADER);
-#if SCTP_MEM_CACHE
+#if BSCTP_MEM_CACHE
     if (cls != DIRECT && cache.head[cls] != NULL) {
         void *p = cache.head[cls];
         memcpy(&cache.head[cls], p, sizeof(void *));
@@ -147,19 +147,19 @@ void *sctp_mem_malloc(size_t n)
     return (uint8_t *) h + HEADER;
 }
 
-void *sctp_mem_calloc(size_t count, size_t size)
+void *bsctp_mem_calloc(size_t count, size_t size)
 {
     if (size != 0 && count > SIZE_MAX / size) {
         return NULL;
     }
-    void *p = sctp_mem_malloc(count * size);
+    void *p = bsctp_mem_malloc(count * size);
     if (p != NULL) {
         memset(p, 0, count * size);
     }
     return p;
 }
 
-void sctp_mem_free(void *p)
+void bsctp_mem_free(void *p)
 {
     if (p == NULL) {
         return;
@@ -168,7 +168,7 @@ void sctp_mem_free(void *p)
     if (h->magic != MAGIC || h->cls > DIRECT) {
         abort();   /* not ours: a bug in the build's renaming, never in the network's bytes */
     }
-#if SCTP_MEM_CACHE
+#if BSCTP_MEM_CACHE
     unsigned cls = h->cls;
     if (cls != DIRECT && (size_t) cache.count[cls] * class_size(cls) < CACHE_BYTES) {
         if (cache.key_gen != key_gen || key_gen == 0) {
@@ -185,8 +185,8 @@ void sctp_mem_free(void *p)
 
 /* Test hook (not in the header): the bytes a block of ours holds, 0 for
  * a block from malloc beyond the classes. */
-size_t sctp_mem_capacity(const void *p);
-size_t sctp_mem_capacity(const void *p)
+size_t bsctp_mem_capacity(const void *p);
+size_t bsctp_mem_capacity(const void *p)
 {
     const block_header_t *h = (const block_header_t *) ((const uint8_t *) p - HEADER);
     return h->cls == DIRECT ? 0 : class_size(h->cls) - HEADER;
@@ -194,11 +194,11 @@ size_t sctp_mem_capacity(const void *p)
 
 /* The static library reads glibc's in6addr_any with a relocation a shared
  * object cannot carry; the copy reads this one, in our object. */
-const struct in6_addr sctp_in6addr_any = IN6ADDR_ANY_INIT;
+const struct in6_addr bsctp_in6addr_any = IN6ADDR_ANY_INIT;
 
-void sctp_mem_release(void)
+void bsctp_mem_release(void)
 {
-#if SCTP_MEM_CACHE
+#if BSCTP_MEM_CACHE
     flush(&cache);
     pthread_mutex_lock(&key_lock);
     if (key_gen != 0) {

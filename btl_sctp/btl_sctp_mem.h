@@ -8,14 +8,14 @@
 #include <netinet/in.h>
 #include <stddef.h>
 
-void *sctp_mem_malloc(size_t n);
-void *sctp_mem_calloc(size_t count, size_t size);
-void sctp_mem_free(void *p);
+void *bsctp_mem_malloc(size_t n);
+void *bsctp_mem_calloc(size_t count, size_t size);
+void bsctp_mem_free(void *p);
 /* After the last usrsctp_finish: give back the calling thread's cached
  * blocks, and stop flushing other threads' caches at their exit (their
  * blocks stay with them). */
-void sctp_mem_release(void);
+void bsctp_mem_release(void);
 
-extern const struct in6_addr sctp_in6addr_any;
+extern const struct in6_addr bsctp_in6addr_any;
 
 #endif

@@ -24,23 +24,23 @@
 #include <opal/mca/pmix/pmix.h>
 #include <opal/util/proc.h>
 
-#include "esp_modex.h"
+#include "ebtl_modex.h"
 
-static int sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+static int bsctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                           struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **endpoints,
                           struct opal_bitmap_t *reachable);
-static int sctp_finalize(struct mca_btl_base_module_t *btl);
-static mca_btl_base_descriptor_t *sctp_alloc(struct mca_btl_base_module_t *btl,
+static int bsctp_finalize(struct mca_btl_base_module_t *btl);
+static mca_btl_base_descriptor_t *bsctp_alloc(struct mca_btl_base_module_t *btl,
                                              struct mca_btl_base_endpoint_t *ep, uint8_t order,
                                              size_t size, uint32_t flags);
-static int sctp_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des);
-static mca_btl_base_descriptor_t *sctp_prepare_src(struct mca_btl_base_module_t *btl,
+static int bsctp_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des);
+static mca_btl_base_descriptor_t *bsctp_prepare_src(struct mca_btl_base_module_t *btl,
                                                    struct mca_btl_base_endpoint_t *ep,
                                                    struct opal_convertor_t *conv, uint8_t order,
                                                    size_t reserve, size_t *size, uint32_t flags);
-static int sctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+static int bsctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                      struct mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag);
-static int sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+static int bsctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                       struct opal_convertor_t *conv, void *header, size_t header_size,
                       size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
                       mca_btl_base_descriptor_t **descriptor);
@@ -48,15 +48,15 @@ static int sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
 mca_btl_sctp_module_t mca_btl_sctp_module_template = {
     .base.super = {
         .btl_component = &mca_btl_sctp_component.super,
-        .btl_add_procs = sctp_add_procs,
-        .btl_del_procs = esp_btl_module_del_procs,
-        .btl_finalize = sctp_finalize,
-        .btl_alloc = sctp_alloc,
-        .btl_free = sctp_free,
-        .btl_prepare_src = sctp_prepare_src,
-        .btl_send = sctp_send,
-        .btl_sendi = sctp_sendi,
-        .btl_register_error = esp_btl_module_register_error,
+        .btl_add_procs = bsctp_add_procs,
+        .btl_del_procs = ebtl_module_del_procs,
+        .btl_finalize = bsctp_finalize,
+        .btl_alloc = bsctp_alloc,
+        .btl_free = bsctp_free,
+        .btl_prepare_src = bsctp_prepare_src,
+        .btl_send = bsctp_send,
+        .btl_sendi = bsctp_sendi,
+        .btl_register_error = ebtl_module_register_error,
     },
 };
 
@@ -94,7 +94,7 @@ static void on_peer_failed(void *ctx, void *peer_user, uint32_t link, const char
              "outside MPI for longer than this, raise btl_sctp_peer_timeout (now %d s)",
              ep && ep->proc ? (unsigned) ep->proc->proc_name.vpid : link, host, why,
              mca_btl_sctp_component.peer_timeout_s);
-    ESP_ERROR("%s", desc);
+    EBTL_ERROR("%s", desc);
     m->failed = 1;
     if (m->base.error_cb != NULL) {
         m->base.error_cb(&m->base.super, MCA_BTL_ERROR_FLAGS_FATAL, ep ? ep->proc : NULL, desc);
@@ -108,7 +108,7 @@ static int add_one_proc(mca_btl_sctp_module_t *m, opal_proc_t *proc,
                         mca_btl_sctp_endpoint_t **out);
 
 /* A peer ob1 has not added yet (lazy add_procs) made an association to us. */
-static int on_identify(void *ctx, uint32_t link, const esp_sockaddr_t *from, uint32_t jobid,
+static int on_identify(void *ctx, uint32_t link, const ebtl_sockaddr_t *from, uint32_t jobid,
                        uint32_t vpid, void **peer_user)
 {
     mca_btl_sctp_module_t *m = ctx;
@@ -118,8 +118,8 @@ static int on_identify(void *ctx, uint32_t link, const esp_sockaddr_t *from, uin
     char a[64];
     (void) link;
     if (proc == NULL || add_one_proc(m, proc, &ep) != OPAL_SUCCESS) {
-        ESP_VERBOSE(10, "btl sctp: an association from %s claims to be %u.%u, which is not a "
-                    "process we can reach; aborted", esp_sockaddr_format(from, a, sizeof(a)),
+        EBTL_VERBOSE(10, "btl sctp: an association from %s claims to be %u.%u, which is not a "
+                    "process we can reach; aborted", ebtl_sockaddr_format(from, a, sizeof(a)),
                     jobid, vpid);
         return -1;
     }
@@ -133,26 +133,26 @@ static uint64_t random64(void)
 {
     uint64_t v;
     if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t) sizeof(v)) {
-        v = esp_dgram_now_ns() ^ ((uint64_t) getpid() << 32);
+        v = ebtl_dgram_now_ns() ^ ((uint64_t) getpid() << 32);
     }
     return v;
 }
 
 int mca_btl_sctp_modex_send(void)
 {
-    esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS];
+    ebtl_modex_addr_t addrs[EBTL_MODEX_MAX_ADDRS];
     size_t n = 0;
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
     for (size_t k = 0; k < c->num_modules; k++) {
         const mca_btl_sctp_module_t *m = c->modules[k];
-        for (size_t i = 0; i < sctp_stack_num_addrs(&m->stack) && n < ESP_MODEX_MAX_ADDRS; i++, n++) {
-            const esp_if_t *ifa = &m->ifaces[i];
+        for (size_t i = 0; i < bsctp_stack_num_addrs(&m->stack) && n < EBTL_MODEX_MAX_ADDRS; i++, n++) {
+            const ebtl_if_t *ifa = &m->ifaces[i];
             memset(&addrs[n], 0, sizeof(addrs[n]));
             addrs[n].family = ifa->family == AF_INET ? 4 : 6;
             addrs[n].prefixlen = (uint8_t) ifa->prefixlen;
-            addrs[n].mtu = sctp_stack_addr_mtu(&m->stack, i);
+            addrs[n].mtu = bsctp_stack_addr_mtu(&m->stack, i);
             addrs[n].net_id = (uint16_t) n;
-            addrs[n].port = sctp_stack_udp_port(&m->stack, i);   /* where datagrams go */
+            addrs[n].port = bsctp_stack_udp_port(&m->stack, i);   /* where datagrams go */
             addrs[n].port2 = m->stack.cfg.sctp_port;              /* the SCTP port inside */
             memcpy(addrs[n].addr, ifa->addr, sizeof(addrs[n].addr));
         }
@@ -160,20 +160,20 @@ int mca_btl_sctp_modex_send(void)
     if (c->num_modules == 0) {
         return OPAL_ERR_NOT_AVAILABLE;
     }
-    uint8_t buf[256 + ESP_MODEX_MAX_ADDRS * sizeof(esp_modex_wire_addr_t)];
-    size_t len = esp_modex_encode(ESP_MODEX_KIND_SCTP, c->modules[0]->epoch, addrs, n, buf,
+    uint8_t buf[256 + EBTL_MODEX_MAX_ADDRS * sizeof(ebtl_modex_wire_addr_t)];
+    size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_SCTP, c->modules[0]->epoch, addrs, n, buf,
                                   sizeof(buf));
     int rc;
     OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_sctp_component.super.btl_version, buf, len);
     return rc;
 }
 
-int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t count,
+int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t count,
                              uint16_t sctp_port)
 {
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
     *m = mca_btl_sctp_module_template;
-    esp_btl_module_construct(&m->base);
+    ebtl_module_construct(&m->base);
     m->ifaces = ifaces;
     m->num_ifaces = count;
     m->epoch = random64() | 1;
@@ -181,10 +181,10 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
     opal_hash_table_init(&m->peer_by_id, 64);
     OBJ_CONSTRUCT(&m->pending, opal_list_t);
     mca_btl_base_module_t *b = &m->base.super;
-    m->scratch = malloc(sizeof(sctp_wire_hdr_t) + b->btl_eager_limit);
+    m->scratch = malloc(sizeof(bsctp_wire_hdr_t) + b->btl_eager_limit);
     if (m->scratch == NULL
-        || sctp_frag_list_init(&m->frags_eager, b->btl_eager_limit, c->free_list_max) != OPAL_SUCCESS
-        || sctp_frag_list_init(&m->frags_max, b->btl_max_send_size, c->free_list_max)
+        || bsctp_frag_list_init(&m->frags_eager, b->btl_eager_limit, c->free_list_max) != OPAL_SUCCESS
+        || bsctp_frag_list_init(&m->frags_max, b->btl_max_send_size, c->free_list_max)
                != OPAL_SUCCESS) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -192,7 +192,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
     opal_process_name_t me = OPAL_PROC_MY_NAME;
     size_t max_msg = b->btl_max_send_size > b->btl_eager_limit ? b->btl_max_send_size
                                                                : b->btl_eager_limit;
-    sctp_stack_config_t cfg = {
+    bsctp_stack_config_t cfg = {
         .ifaces = ifaces,
         .num_ifaces = count,
         .sctp_port = sctp_port,
@@ -200,7 +200,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
         .udp_sndbuf = UDP_SNDBUF,
         .so_rcvbuf = (size_t) c->rcvbuf,
         .so_sndbuf = (size_t) c->sndbuf,
-        .max_msg = sizeof(sctp_wire_hdr_t) + max_msg,
+        .max_msg = sizeof(bsctp_wire_hdr_t) + max_msg,
         .rto_min_ms = (uint32_t) c->rto_min_ms,
         .rto_max_ms = (uint32_t) c->rto_max_ms,
         .rto_init_ms = (uint32_t) c->rto_init_ms,
@@ -214,16 +214,16 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
         .job_key = ((uint64_t) (me.jobid >> 16) * 0x9E3779B97F4A7C15ull) ^ 0x534354505f4b4559ull,
         .crc32c = c->crc32c != 0,
         .stream_map = c->stream_map != 0,
-        .inet = c->mode == SCTP_MODE_INET,
+        .inet = c->mode == BSCTP_MODE_INET,
         /* Only inet mode's stack threads answer heartbeats while the
          * process computes outside MPI. */
-        .heartbeat_ms = c->mode == SCTP_MODE_INET ? (uint32_t) c->heartbeat_ms : 0,
-        .one_to_one = c->style == SCTP_STYLE_ONE_TO_ONE,
+        .heartbeat_ms = c->mode == BSCTP_MODE_INET ? (uint32_t) c->heartbeat_ms : 0,
+        .one_to_one = c->style == BSCTP_STYLE_ONE_TO_ONE,
     };
-    static const sctp_stack_ops_t ops = {on_deliver, on_peer_failed, on_identify};
+    static const bsctp_stack_ops_t ops = {on_deliver, on_peer_failed, on_identify};
     char err[512];
-    if (sctp_stack_open(&m->stack, &cfg, &ops, m, err, sizeof(err)) != 0) {
-        ESP_ERROR("btl sctp: cannot start SCTP: %s", err);
+    if (bsctp_stack_open(&m->stack, &cfg, &ops, m, err, sizeof(err)) != 0) {
+        EBTL_ERROR("btl sctp: cannot start SCTP: %s", err);
         return OPAL_ERR_UNREACH;
     }
     m->stack_open = true;
@@ -231,16 +231,16 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
      * packet's fixed costs for them: on loopback's 64 KiB MTU, one packet
      * in three at the default size (4 MiB bandwidth +8 %). Never below the
      * eager limit, whose fragments the lists were sized for. */
-    size_t hdr = sizeof(sctp_wire_hdr_t);
-    size_t whole = sctp_stack_whole_packets(&m->stack, hdr + b->btl_max_send_size) - hdr;
+    size_t hdr = sizeof(bsctp_wire_hdr_t);
+    size_t whole = bsctp_stack_whole_packets(&m->stack, hdr + b->btl_max_send_size) - hdr;
     if (whole >= b->btl_eager_limit) {
         b->btl_max_send_size = whole;
     }
-    ESP_VERBOSE(1, "btl sctp: %s mode, %s, %zu address(es), UDP port %u, SCTP port %u, "
+    EBTL_VERBOSE(1, "btl sctp: %s mode, %s, %zu address(es), UDP port %u, SCTP port %u, "
                 "path MTU %u, largest fragment %zu, RTO %d/%d/%d ms, heartbeat %u ms, CRC32c %s",
-                c->mode == SCTP_MODE_INET ? "inet" : "conn",
-                cfg.one_to_one ? "one-to-one" : "one-to-many", sctp_stack_num_addrs(&m->stack),
-                sctp_stack_udp_port(&m->stack, 0), m->stack.cfg.sctp_port, m->stack.cfg.pmtu,
+                c->mode == BSCTP_MODE_INET ? "inet" : "conn",
+                cfg.one_to_one ? "one-to-one" : "one-to-many", bsctp_stack_num_addrs(&m->stack),
+                bsctp_stack_udp_port(&m->stack, 0), m->stack.cfg.sctp_port, m->stack.cfg.pmtu,
                 b->btl_max_send_size, c->rto_min_ms, c->rto_init_ms, c->rto_max_ms,
                 m->stack.cfg.heartbeat_ms, c->crc32c ? "on" : "off");
     return OPAL_SUCCESS;
@@ -250,30 +250,30 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, esp_if_t *ifaces, size_t 
 static int add_one_proc(mca_btl_sctp_module_t *m, opal_proc_t *proc,
                         mca_btl_sctp_endpoint_t **out)
 {
-    uint64_t id = esp_btl_proc_id(proc->proc_name);
+    uint64_t id = ebtl_proc_id(proc->proc_name);
     void *known;
     if (opal_hash_table_get_value_uint64(&m->peer_by_id, id, &known) == OPAL_SUCCESS) {
         *out = known;
         return OPAL_SUCCESS;
     }
-    esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS];
+    ebtl_modex_addr_t addrs[EBTL_MODEX_MAX_ADDRS];
     uint64_t epoch = 0;
-    int n = esp_btl_modex_recv(&mca_btl_sctp_component.super.btl_version, ESP_MODEX_KIND_SCTP,
-                               proc, addrs, ESP_MODEX_MAX_ADDRS, &epoch);
+    int n = ebtl_modex_recv(&mca_btl_sctp_component.super.btl_version, EBTL_MODEX_KIND_SCTP,
+                               proc, addrs, EBTL_MODEX_MAX_ADDRS, &epoch);
     if (n < 0) {
         return n;
     }
     size_t nic = 0;
-    int a = esp_modex_choose_path(m->ifaces, sctp_stack_num_addrs(&m->stack), addrs, n,
+    int a = ebtl_modex_choose_path(m->ifaces, bsctp_stack_num_addrs(&m->stack), addrs, n,
                                   OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags), &nic);
     if (a < 0) {
-        ESP_VERBOSE(10, "btl sctp: no network of ours reaches rank %u", proc->proc_name.vpid);
+        EBTL_VERBOSE(10, "btl sctp: no network of ours reaches rank %u", proc->proc_name.vpid);
         return OPAL_ERR_UNREACH;
     }
-    esp_sockaddr_t udp;
-    esp_sockaddr_set(&udp, addrs[a].family == 4 ? AF_INET : AF_INET6, addrs[a].addr,
+    ebtl_sockaddr_t udp;
+    ebtl_sockaddr_set(&udp, addrs[a].family == 4 ? AF_INET : AF_INET6, addrs[a].addr,
                      addrs[a].port);
-    int link = sctp_stack_link(&m->stack, &udp, nic, addrs[a].port2, false);
+    int link = bsctp_stack_link(&m->stack, &udp, nic, addrs[a].port2, false);
     mca_btl_sctp_endpoint_t *ep = link >= 0 ? OBJ_NEW(mca_btl_sctp_endpoint_t) : NULL;
     if (ep == NULL) {
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -287,7 +287,7 @@ static int add_one_proc(mca_btl_sctp_module_t *m, opal_proc_t *proc,
     ep->module = m;
     ep->proc = proc;
     ep->link = (uint32_t) link;
-    sctp_link_t *l = &m->stack.links[link];
+    bsctp_link_t *l = &m->stack.links[link];
     l->jobid = proc->proc_name.jobid;
     l->vpid = proc->proc_name.vpid;
     l->user = ep;
@@ -295,19 +295,19 @@ static int add_one_proc(mca_btl_sctp_module_t *m, opal_proc_t *proc,
     opal_list_append(&m->base.endpoints, &ep->super);
     OBJ_RETAIN(ep);   /* one reference for the list (del_procs), one for the table */
     char a_buf[64];
-    ESP_VERBOSE(20, "btl sctp: rank %u via %s, SCTP port %u", proc->proc_name.vpid,
-                esp_sockaddr_format(&udp, a_buf, sizeof(a_buf)), addrs[a].port2);
+    EBTL_VERBOSE(20, "btl sctp: rank %u via %s, SCTP port %u", proc->proc_name.vpid,
+                ebtl_sockaddr_format(&udp, a_buf, sizeof(a_buf)), addrs[a].port2);
     *out = ep;
     return OPAL_SUCCESS;
 }
 
-static int sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+static int bsctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                           struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **endpoints,
                           struct opal_bitmap_t *reachable)
 {
     mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
     opal_proc_t *me = opal_proc_local_get();
-    SCTP_LOCK(m);
+    BSCTP_LOCK(m);
     for (size_t i = 0; i < nprocs; i++) {
         mca_btl_sctp_endpoint_t *ep = NULL;
         endpoints[i] = NULL;
@@ -319,25 +319,25 @@ static int sctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
             opal_bitmap_set_bit(reachable, (int) i);
         }
     }
-    SCTP_UNLOCK(m);
+    BSCTP_UNLOCK(m);
     return OPAL_SUCCESS;
 }
 
 /* Where the fragments went (btl_sctp_streams.h). */
 static void report_streams(mca_btl_sctp_module_t *m)
 {
-    const sctp_streams_stats_t *s = &m->stack.stream_stats;
-    char per[SCTP_STREAMS_COUNTED * 24 + 32];
+    const bsctp_streams_stats_t *s = &m->stack.stream_stats;
+    char per[BSCTP_STREAMS_COUNTED * 24 + 32];
     size_t n = 0;
     per[0] = '\0';
-    for (int i = 0; i <= SCTP_STREAMS_COUNTED && n < sizeof(per); i++) {
+    for (int i = 0; i <= BSCTP_STREAMS_COUNTED && n < sizeof(per); i++) {
         if (s->tx_stream[i] != 0) {
             n += (size_t) snprintf(per + n, sizeof(per) - n, " %s%d:%llu",
-                                   i == SCTP_STREAMS_COUNTED ? ">=" : "", i,
+                                   i == BSCTP_STREAMS_COUNTED ? ">=" : "", i,
                                    (unsigned long long) s->tx_stream[i]);
         }
     }
-    ESP_VERBOSE(1, "btl sctp: streams (map %s): messages sent per stream%s; chosen for %llu ob1 "
+    EBTL_VERBOSE(1, "btl sctp: streams (map %s): messages sent per stream%s; chosen for %llu ob1 "
                 "envelopes, %llu other ob1 headers, %llu before the association's streams were "
                 "known or unmapped, %llu not ob1; %llu identifications on streams above 0",
                 m->stack.cfg.stream_map ? "on" : "off", per,
@@ -349,7 +349,7 @@ static void report_streams(mca_btl_sctp_module_t *m)
 /* One-to-one: what this module (interface) carried, and its sockets. */
 static void report_one_to_one(mca_btl_sctp_module_t *m)
 {
-    const sctp_o2o_t *o = m->stack.o2o;
+    const bsctp_o2o_t *o = m->stack.o2o;
     if (mca_btl_sctp_component.verbose < 1 || o == NULL) {
         return;
     }
@@ -364,14 +364,14 @@ static void report_one_to_one(mca_btl_sctp_module_t *m)
                 (unsigned long long) o->stats.dropped, (unsigned long long) o->stats.upcalls);
 }
 
-static int sctp_finalize(struct mca_btl_base_module_t *btl)
+static int bsctp_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
-    sctp_stats_report(m);
+    bsctp_stats_report(m);
     report_streams(m);
     report_one_to_one(m);
     if (m->stack_open) {
-        sctp_stack_close(&m->stack);
+        bsctp_stack_close(&m->stack);
         m->stack_open = false;
     }
     /* Fragments still waiting were never sent: the job is ending anyway. */
@@ -392,7 +392,7 @@ static int sctp_finalize(struct mca_btl_base_module_t *btl)
     OBJ_DESTRUCT(&m->frags_eager);
     OBJ_DESTRUCT(&m->frags_max);
     free(m->scratch);
-    esp_btl_module_finalize(btl);
+    ebtl_module_finalize(btl);
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
     for (size_t i = 0; i < c->num_modules; i++) {
         if (c->modules[i] == m) {
@@ -407,7 +407,7 @@ static int sctp_finalize(struct mca_btl_base_module_t *btl)
 
 /* ------------------------------------------------------- descriptors */
 
-static mca_btl_base_descriptor_t *sctp_alloc(struct mca_btl_base_module_t *btl,
+static mca_btl_base_descriptor_t *bsctp_alloc(struct mca_btl_base_module_t *btl,
                                              struct mca_btl_base_endpoint_t *ep, uint8_t order,
                                              size_t size, uint32_t flags)
 {
@@ -415,7 +415,7 @@ static mca_btl_base_descriptor_t *sctp_alloc(struct mca_btl_base_module_t *btl,
     (void) order;
     opal_free_list_t *list = size <= btl->btl_eager_limit ? &m->frags_eager
                              : size <= btl->btl_max_send_size ? &m->frags_max : NULL;
-    mca_btl_sctp_frag_t *f = list ? sctp_frag_get(list) : NULL;
+    mca_btl_sctp_frag_t *f = list ? bsctp_frag_get(list) : NULL;
     if (f == NULL) {
         return NULL;
     }
@@ -426,21 +426,21 @@ static mca_btl_base_descriptor_t *sctp_alloc(struct mca_btl_base_module_t *btl,
     return &f->base;
 }
 
-static int sctp_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
+static int bsctp_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
 {
     mca_btl_sctp_frag_t *f = (mca_btl_sctp_frag_t *) des;
     (void) btl;
     f->pml_owns = false;
     if (!f->pending) {
-        sctp_frag_return(f);
+        bsctp_frag_return(f);
     }
     return OPAL_SUCCESS;
 }
 
 /* Payloads from this size on are sent from the user's buffer. */
-#define SCTP_INPLACE_MIN (32u * 1024u)
+#define BSCTP_INPLACE_MIN (32u * 1024u)
 
-static mca_btl_base_descriptor_t *sctp_prepare_src(struct mca_btl_base_module_t *btl,
+static mca_btl_base_descriptor_t *bsctp_prepare_src(struct mca_btl_base_module_t *btl,
                                                    struct mca_btl_base_endpoint_t *ep,
                                                    struct opal_convertor_t *conv, uint8_t order,
                                                    size_t reserve, size_t *size, uint32_t flags)
@@ -458,9 +458,9 @@ static mca_btl_base_descriptor_t *sctp_prepare_src(struct mca_btl_base_module_t 
      * it anyway, and packing it first took about a quarter of the sender's
      * time at 4 MiB (docs/sctp-modes.md). Small payloads are packed: one
      * piece is cheaper than two. */
-    bool in_place = max_data >= SCTP_INPLACE_MIN && reserve <= btl->btl_eager_limit
-                    && sctp_stack_takes_pieces(&m->stack) && !opal_convertor_need_buffers(conv);
-    mca_btl_sctp_frag_t *f = sctp_frag_get(in_place || max_data + reserve <= btl->btl_eager_limit
+    bool in_place = max_data >= BSCTP_INPLACE_MIN && reserve <= btl->btl_eager_limit
+                    && bsctp_stack_takes_pieces(&m->stack) && !opal_convertor_need_buffers(conv);
+    mca_btl_sctp_frag_t *f = bsctp_frag_get(in_place || max_data + reserve <= btl->btl_eager_limit
                                                ? &m->frags_eager : &m->frags_max);
     if (f == NULL) {
         return NULL;
@@ -469,7 +469,7 @@ static mca_btl_base_descriptor_t *sctp_prepare_src(struct mca_btl_base_module_t 
     struct iovec iov = {.iov_base = in_place ? NULL : f->buf + reserve, .iov_len = max_data};
     uint32_t iov_count = 1;
     if (opal_convertor_pack(conv, &iov, &iov_count, &max_data) < 0 || (in_place && max_data == 0)) {
-        sctp_frag_return(f);
+        bsctp_frag_return(f);
         return NULL;
     }
     f->segments[0].seg_len = in_place ? reserve : reserve + max_data;
@@ -490,7 +490,7 @@ static mca_btl_base_descriptor_t *sctp_prepare_src(struct mca_btl_base_module_t 
 /* The bytes of the fragment's SCTP message. */
 static size_t frag_wire_len(const mca_btl_sctp_frag_t *f)
 {
-    size_t len = sizeof(sctp_wire_hdr_t);
+    size_t len = sizeof(bsctp_wire_hdr_t);
     for (size_t i = 0; i < f->base.des_segment_count; i++) {
         len += f->segments[i].seg_len;
     }
@@ -499,12 +499,12 @@ static size_t frag_wire_len(const mca_btl_sctp_frag_t *f)
 
 static int frag_send(mca_btl_sctp_module_t *m, mca_btl_sctp_frag_t *f)
 {
-    sctp_wire_hdr_t h = {SCTP_WIRE_VERSION, SCTP_WIRE_FRAG, f->tag, 0, 0};
+    bsctp_wire_hdr_t h = {BSCTP_WIRE_VERSION, BSCTP_WIRE_FRAG, f->tag, 0, 0};
     uint8_t *msg = f->buf - sizeof(h);
     memcpy(msg, &h, sizeof(h));
     struct iovec iov[2] = {{msg, sizeof(h) + f->segments[0].seg_len},
                            {f->segments[1].seg_addr.pval, f->segments[1].seg_len}};
-    return sctp_assoc_sendv(&m->stack, f->endpoint->link, f->sid, iov,
+    return bsctp_assoc_sendv(&m->stack, f->endpoint->link, f->sid, iov,
                             (int) f->base.des_segment_count);
 }
 
@@ -512,17 +512,17 @@ static int frag_send(mca_btl_sctp_module_t *m, mca_btl_sctp_frag_t *f)
 static uint16_t choose_stream(mca_btl_sctp_module_t *m, mca_btl_sctp_endpoint_t *ep, uint8_t tag,
                               const void *ob1, size_t len)
 {
-    uint16_t sid = sctp_assoc_stream(&m->stack, ep->link, tag, ob1, len);
+    uint16_t sid = bsctp_assoc_stream(&m->stack, ep->link, tag, ob1, len);
     static int traced;
     if (traced < 40) {
         /* The first headers as parsed, to check the layout against the real ob1. */
-        sctp_ob1_info_t h;
-        enum sctp_ob1_kind k = sctp_ob1_parse(tag, ob1, len, &h);
+        bsctp_ob1_info_t h;
+        enum bsctp_ob1_kind k = bsctp_ob1_parse(tag, ob1, len, &h);
         traced++;
-        ESP_VERBOSE(40, "btl sctp: to rank %u tag 0x%02x len %zu: %s type %u flags 0x%x ctx %u "
+        EBTL_VERBOSE(40, "btl sctp: to rank %u tag 0x%02x len %zu: %s type %u flags 0x%x ctx %u "
                     "src %d tag %d seq %u key 0x%llx -> stream %u",
                     ep->proc ? (unsigned) ep->proc->proc_name.vpid : 0u, tag, len,
-                    k == SCTP_OB1_ENVELOPE ? "envelope" : k == SCTP_OB1_OTHER ? "other" : "not ob1",
+                    k == BSCTP_OB1_ENVELOPE ? "envelope" : k == BSCTP_OB1_OTHER ? "other" : "not ob1",
                     h.type, h.flags, h.ctx, h.src, h.tag, h.seq, (unsigned long long) h.key, sid);
     }
     return sid < ep->num_streams ? sid : 0;
@@ -534,7 +534,7 @@ static int send_failed(mca_btl_sctp_module_t *m, mca_btl_sctp_endpoint_t *ep, in
 {
     if (!m->failed) {
         m->failed = 1;
-        ESP_ERROR("btl sctp: sending to rank %u (host %s) failed: %s; ending the job",
+        EBTL_ERROR("btl sctp: sending to rank %u (host %s) failed: %s; ending the job",
                   ep->proc ? (unsigned) ep->proc->proc_name.vpid : 0u,
                   ep->proc && ep->proc->proc_hostname ? ep->proc->proc_hostname : "?",
                   strerror(rc < 0 ? -rc : EIO));
@@ -551,7 +551,7 @@ static void frag_complete_later(mca_btl_sctp_module_t *m, mca_btl_sctp_frag_t *f
         f->base.des_cbfunc(&m->base.super, f->endpoint, &f->base, status);
     }
     if (ours) {
-        sctp_frag_return(f);
+        bsctp_frag_return(f);
     }
 }
 
@@ -572,7 +572,7 @@ static void flush_pending(mca_btl_sctp_module_t *m)
      * up): with none since the last pass, the waiting fragments would all
      * be refused again, and visiting each costs a cache miss (2-3 % of a
      * streaming sender's time). A pass every millisecond regardless. */
-    const sctp_stack_t *st = &m->stack;
+    const bsctp_stack_t *st = &m->stack;
     if (!st->cfg.inet && st->input_datagrams == m->flush_input
         && st->polled_ns - m->flush_ns < FLUSH_AT_LEAST_NS) {
         return;
@@ -585,7 +585,7 @@ static void flush_pending(mca_btl_sctp_module_t *m)
         opal_list_item_t *next = opal_list_get_next(it);
         mca_btl_sctp_frag_t *f = (mca_btl_sctp_frag_t *) it;
         mca_btl_sctp_endpoint_t *ep = f->endpoint;
-        struct sctp_ep_stream *es = &ep->streams[f->sid];
+        struct bsctp_ep_stream *es = &ep->streams[f->sid];
         size_t len = frag_wire_len(f);
         if (ep->flush_pass != pass) {
             ep->flush_pass = pass;
@@ -610,14 +610,14 @@ static void flush_pending(mca_btl_sctp_module_t *m)
     }
 }
 
-static int sctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+static int bsctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                      struct mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag)
 {
     mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
     mca_btl_sctp_frag_t *f = (mca_btl_sctp_frag_t *) des;
     f->endpoint = ep;
     f->tag = tag;
-    SCTP_LOCK(m);
+    BSCTP_LOCK(m);
     f->sid = choose_stream(m, ep, tag, f->buf, f->segments[0].seg_len);
     /* Behind earlier waiting fragments of its stream: in the order ob1 sent. */
     int rc = ep->streams[f->sid].pending == 0 ? frag_send(m, f) : -EAGAIN;
@@ -625,10 +625,10 @@ static int sctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
         f->pending = true;
         ep->streams[f->sid].pending++;
         opal_list_append(&m->pending, &f->base.super.super);
-        SCTP_UNLOCK(m);
+        BSCTP_UNLOCK(m);
         return OPAL_SUCCESS;   /* completed later, with the callback */
     }
-    SCTP_UNLOCK(m);
+    BSCTP_UNLOCK(m);
     if (rc != 0) {
         return send_failed(m, ep, rc);   /* the job is ending */
     }
@@ -637,12 +637,12 @@ static int sctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
         des->des_cbfunc(btl, ep, des, OPAL_SUCCESS);
     }
     if (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
-        sctp_frag_return(f);
+        bsctp_frag_return(f);
     }
     return 1;
 }
 
-static int sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+static int bsctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                       struct opal_convertor_t *conv, void *header, size_t header_size,
                       size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
                       mca_btl_base_descriptor_t **descriptor)
@@ -650,10 +650,10 @@ static int sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
     mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
     size_t total = header_size + payload_size;
     if (total <= btl->btl_eager_limit) {
-        SCTP_LOCK(m);
+        BSCTP_LOCK(m);
         uint16_t sid = choose_stream(m, ep, tag, header, header_size);
         if (ep->streams[sid].pending == 0) {
-            sctp_wire_hdr_t h = {SCTP_WIRE_VERSION, SCTP_WIRE_FRAG, tag, 0, 0};
+            bsctp_wire_hdr_t h = {BSCTP_WIRE_VERSION, BSCTP_WIRE_FRAG, tag, 0, 0};
             uint8_t *data = m->scratch;
             memcpy(data, &h, sizeof(h));
             memcpy(data + sizeof(h), header, header_size);
@@ -665,23 +665,23 @@ static int sctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
                 size_t max = payload_size;
                 packed = opal_convertor_pack(conv, &iov, &n, &max) >= 0 && max == payload_size;
             }
-            int rc = packed ? sctp_assoc_send_on(&m->stack, ep->link, sid, data,
+            int rc = packed ? bsctp_assoc_send_on(&m->stack, ep->link, sid, data,
                                                  sizeof(h) + total)
                             : -EAGAIN;
             if (rc == 0) {
-                SCTP_UNLOCK(m);
+                BSCTP_UNLOCK(m);
                 return OPAL_SUCCESS;
             }
             opal_convertor_set_position(conv, &pos);
             if (rc != -EAGAIN) {
-                SCTP_UNLOCK(m);
+                BSCTP_UNLOCK(m);
                 return send_failed(m, ep, rc);
             }
         }
-        SCTP_UNLOCK(m);
+        BSCTP_UNLOCK(m);
     }
     if (descriptor != NULL) {
-        *descriptor = sctp_alloc(btl, ep, order, total, flags);
+        *descriptor = bsctp_alloc(btl, ep, order, total, flags);
     }
     return OPAL_ERR_RESOURCE_BUSY;
 }
@@ -695,11 +695,11 @@ int mca_btl_sctp_progress(void)
         if (!m->stack_open) {
             continue;
         }
-        SCTP_LOCK(m);
-        n += sctp_stack_poll(&m->stack);
-        sctp_assoc_send_rests(&m->stack);
+        BSCTP_LOCK(m);
+        n += bsctp_stack_poll(&m->stack);
+        bsctp_assoc_send_rests(&m->stack);
         flush_pending(m);
-        SCTP_UNLOCK(m);
+        BSCTP_UNLOCK(m);
     }
     return n;
 }

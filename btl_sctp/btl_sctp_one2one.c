@@ -35,9 +35,9 @@
 
 /* ------------------------------------------------------ socket table */
 
-static void mark_ready(sctp_o2o_sock_t *s)
+static void mark_ready(bsctp_o2o_sock_t *s)
 {
-    sctp_o2o_t *o = s->st->o2o;
+    bsctp_o2o_t *o = s->st->o2o;
     if (!s->ready && o != NULL) {
         s->ready = true;
         s->next_ready = o->ready;
@@ -50,7 +50,7 @@ static void mark_ready(sctp_o2o_sock_t *s)
  * state or buffers change: only note it; the drain reads later. */
 static void on_upcall(struct socket *so, void *arg, int flags)
 {
-    sctp_o2o_sock_t *s = arg;
+    bsctp_o2o_sock_t *s = arg;
     (void) so;
     (void) flags;
     s->st->o2o->stats.upcalls++;
@@ -71,7 +71,7 @@ static void on_inet_upcall(struct socket *so, void *arg, int flags)
     atomic_fetch_add_explicit(&inet_wakeups, 1, memory_order_release);
 }
 
-static void set_upcall(sctp_stack_t *st, struct socket *so,
+static void set_upcall(bsctp_stack_t *st, struct socket *so,
                        void (*fn)(struct socket *, void *, int), void *arg)
 {
     (void) usrsctp_set_upcall(so, st->cfg.inet ? on_inet_upcall : fn, arg);
@@ -79,26 +79,26 @@ static void set_upcall(sctp_stack_t *st, struct socket *so,
 
 static void on_listen_upcall(struct socket *so, void *arg, int flags)
 {
-    sctp_stack_t *st = arg;
+    bsctp_stack_t *st = arg;
     (void) so;
     (void) flags;
     st->o2o->stats.upcalls++;
     st->o2o->listen_ready = true;
 }
 
-static sctp_o2o_sock_t *sock_new(sctp_stack_t *st, struct socket *so, uint32_t link, bool outbound)
+static bsctp_o2o_sock_t *sock_new(bsctp_stack_t *st, struct socket *so, uint32_t link, bool outbound)
 {
-    sctp_o2o_t *o = st->o2o;
+    bsctp_o2o_t *o = st->o2o;
     if (o->num_socks == o->cap_socks) {
         size_t cap = o->cap_socks ? o->cap_socks * 2 : 16;
-        sctp_o2o_sock_t **n = realloc(o->socks, cap * sizeof(*n));
+        bsctp_o2o_sock_t **n = realloc(o->socks, cap * sizeof(*n));
         if (n == NULL) {
             return NULL;
         }
         o->socks = n;
         o->cap_socks = cap;
     }
-    sctp_o2o_sock_t *s = calloc(1, sizeof(*s));
+    bsctp_o2o_sock_t *s = calloc(1, sizeof(*s));
     if (s == NULL) {
         return NULL;
     }
@@ -110,16 +110,16 @@ static sctp_o2o_sock_t *sock_new(sctp_stack_t *st, struct socket *so, uint32_t l
     if (o->next_id < FIRST_ID) {
         o->next_id = FIRST_ID;
     }
-    s->state = outbound ? SCTP_O2O_CONNECTING : SCTP_O2O_UP;
+    s->state = outbound ? BSCTP_O2O_CONNECTING : BSCTP_O2O_UP;
     o->socks[o->num_socks++] = s;
     set_upcall(st, so, on_upcall, s);
     mark_ready(s);   /* an accepted socket may hold data already */
     return s;
 }
 
-static void unlink_ready(sctp_o2o_t *o, sctp_o2o_sock_t *s)
+static void unlink_ready(bsctp_o2o_t *o, bsctp_o2o_sock_t *s)
 {
-    for (sctp_o2o_sock_t **p = &o->ready; *p != NULL; p = &(*p)->next_ready) {
+    for (bsctp_o2o_sock_t **p = &o->ready; *p != NULL; p = &(*p)->next_ready) {
         if (*p == s) {
             *p = s->next_ready;
             break;
@@ -133,14 +133,14 @@ static void unlink_ready(sctp_o2o_t *o, sctp_o2o_sock_t *s)
  * pointer, so clearing it races with them: a np 8 run in inet one-to-one
  * died jumping to address 0 (no frame but the signal handler's). The inet
  * upcall touches nothing of ours and may run for ever. */
-static void stop_upcalls(const sctp_stack_t *st, struct socket *so)
+static void stop_upcalls(const bsctp_stack_t *st, struct socket *so)
 {
     if (!st->cfg.inet) {
         usrsctp_set_upcall(so, NULL, NULL);
     }
 }
 
-static void close_so(const sctp_stack_t *st, struct socket *so, bool abort)
+static void close_so(const bsctp_stack_t *st, struct socket *so, bool abort)
 {
     stop_upcalls(st, so);
     if (abort) {
@@ -152,18 +152,18 @@ static void close_so(const sctp_stack_t *st, struct socket *so, bool abort)
 
 /* Close and free the sockets whose association is gone, and abort losers
  * that take too long. Only outside any read loop. */
-static void sweep(sctp_stack_t *st)
+static void sweep(bsctp_stack_t *st)
 {
-    sctp_o2o_t *o = st->o2o;
-    uint64_t now = esp_dgram_now_ns();
+    bsctp_o2o_t *o = st->o2o;
+    uint64_t now = ebtl_dgram_now_ns();
     size_t i = 0;
     while (i < o->num_socks) {
-        sctp_o2o_sock_t *s = o->socks[i];
-        if (s->state == SCTP_O2O_SHUTTING && now - s->shut_ns > LOSER_LINGER_NS) {
-            s->state = SCTP_O2O_DEAD;
+        bsctp_o2o_sock_t *s = o->socks[i];
+        if (s->state == BSCTP_O2O_SHUTTING && now - s->shut_ns > LOSER_LINGER_NS) {
+            s->state = BSCTP_O2O_DEAD;
             s->abort = true;
         }
-        if (s->state != SCTP_O2O_DEAD) {
+        if (s->state != BSCTP_O2O_DEAD) {
             i++;
             continue;
         }
@@ -180,46 +180,46 @@ static void sweep(sctp_stack_t *st)
 /* -------------------------------------------------------- election */
 
 /* Is our (jobid, vpid) below the link's peer's? */
-static bool we_are_lower(const sctp_stack_t *st, const sctp_link_t *l)
+static bool we_are_lower(const bsctp_stack_t *st, const bsctp_link_t *l)
 {
     return st->cfg.jobid != l->jobid ? st->cfg.jobid < l->jobid : st->cfg.vpid < l->vpid;
 }
 
 /* A connection of ours the peer has not confirmed: no data on it yet. */
-static bool unconfirmed(const sctp_stack_t *st, const sctp_link_t *l, const sctp_o2o_sock_t *s)
+static bool unconfirmed(const bsctp_stack_t *st, const bsctp_link_t *l, const bsctp_o2o_sock_t *s)
 {
     return s->outbound && !we_are_lower(st, l) && !l->ident_rx;
 }
 
 /* Shut an association down gracefully; it is read (and dropped) until gone. */
-static void shut(sctp_o2o_sock_t *s)
+static void shut(bsctp_o2o_sock_t *s)
 {
-    if (s->state == SCTP_O2O_DEAD || s->state == SCTP_O2O_SHUTTING) {
+    if (s->state == BSCTP_O2O_DEAD || s->state == BSCTP_O2O_SHUTTING) {
         return;
     }
-    if (s->state == SCTP_O2O_CONNECTING) {
+    if (s->state == BSCTP_O2O_CONNECTING) {
         /* Not while connecting: an ABORT in COOKIE_WAIT was seen to take
          * the peer's other association with it. Shut down once up. */
         s->shut_on_up = true;
         return;
     }
     if (usrsctp_shutdown(s->so, SHUT_WR) != 0) {
-        s->state = SCTP_O2O_DEAD;   /* nothing to shut down gracefully */
+        s->state = BSCTP_O2O_DEAD;   /* nothing to shut down gracefully */
         s->abort = true;
         return;
     }
-    s->state = SCTP_O2O_SHUTTING;
-    s->shut_ns = esp_dgram_now_ns();
+    s->state = BSCTP_O2O_SHUTTING;
+    s->shut_ns = ebtl_dgram_now_ns();
     mark_ready(s);
 }
 
 /* Make s the link's association: its identification and streams start over. */
-static void link_use(sctp_stack_t *st, sctp_link_t *l, sctp_o2o_sock_t *s)
+static void link_use(bsctp_stack_t *st, bsctp_link_t *l, bsctp_o2o_sock_t *s)
 {
-    sctp_o2o_sock_t *old = l->o2o;
+    bsctp_o2o_sock_t *old = l->o2o;
     l->o2o = s;
     l->o2o_await = false;
-    sctp_assoc_link_fini(st, l);   /* reassembly, streams, identification per stream */
+    bsctp_assoc_link_fini(st, l);   /* reassembly, streams, identification per stream */
     l->assoc_id = s->id;
     l->ident_tx = l->ident_rx = false;
     if (old != NULL && old != s) {
@@ -230,14 +230,14 @@ static void link_use(sctp_stack_t *st, sctp_link_t *l, sctp_o2o_sock_t *s)
 
 /* ------------------------------------------------------------ send */
 
-static sctp_o2o_sock_t *connect_link(sctp_stack_t *st, uint32_t link)
+static bsctp_o2o_sock_t *connect_link(bsctp_stack_t *st, uint32_t link)
 {
-    sctp_link_t *l = &st->links[link];
-    struct socket *so = sctp_stack_o2o_socket(st, link);
+    bsctp_link_t *l = &st->links[link];
+    struct socket *so = bsctp_stack_o2o_socket(st, link);
     if (so == NULL) {
         return NULL;
     }
-    sctp_o2o_sock_t *s = sock_new(st, so, link, true);
+    bsctp_o2o_sock_t *s = sock_new(st, so, link, true);
     if (s == NULL) {
         close_so(st, so, true);
         errno = ENOMEM;
@@ -246,10 +246,10 @@ static sctp_o2o_sock_t *connect_link(sctp_stack_t *st, uint32_t link)
     link_use(st, l, s);
     struct sockaddr_storage to;
     socklen_t tolen;
-    sctp_stack_peer_sockaddr(st, link, &to, &tolen);
+    bsctp_stack_peer_sockaddr(st, link, &to, &tolen);
     if (usrsctp_connect(so, (struct sockaddr *) &to, tolen) != 0 && errno != EINPROGRESS) {
         int e = errno;
-        s->state = SCTP_O2O_DEAD;
+        s->state = BSCTP_O2O_DEAD;
         s->abort = true;
         l->o2o = NULL;
         l->assoc_id = 0;
@@ -267,11 +267,11 @@ static bool association_gone(int e)
     return e == ECONNRESET || e == EPIPE || e == ENOTCONN || e == ENOENT;
 }
 
-long sctp_o2o_sendv(sctp_stack_t *st, uint32_t link, const void *data, size_t len,
+long bsctp_o2o_sendv(bsctp_stack_t *st, uint32_t link, const void *data, size_t len,
                     struct sctp_sndinfo *info)
 {
-    sctp_link_t *l = &st->links[link];
-    sctp_o2o_sock_t *s = l->o2o;
+    bsctp_link_t *l = &st->links[link];
+    bsctp_o2o_sock_t *s = l->o2o;
     if (s == NULL) {
         if (!l->o2o_await && !st->closing && connect_link(st, link) == NULL) {
             return -1;   /* errno from the socket calls */
@@ -279,9 +279,9 @@ long sctp_o2o_sendv(sctp_stack_t *st, uint32_t link, const void *data, size_t le
         errno = EAGAIN;   /* until the association is up */
         return -1;
     }
-    const sctp_wire_hdr_t *h = data;
-    if (s->state != SCTP_O2O_UP
-        || (unconfirmed(st, l, s) && (len < sizeof(*h) || h->kind != SCTP_WIRE_IDENT))) {
+    const bsctp_wire_hdr_t *h = data;
+    if (s->state != BSCTP_O2O_UP
+        || (unconfirmed(st, l, s) && (len < sizeof(*h) || h->kind != BSCTP_WIRE_IDENT))) {
         errno = EAGAIN;
         return -1;
     }
@@ -298,27 +298,27 @@ long sctp_o2o_sendv(sctp_stack_t *st, uint32_t link, const void *data, size_t le
     return r;
 }
 
-void sctp_o2o_abort(sctp_stack_t *st, sctp_link_t *l)
+void bsctp_o2o_abort(bsctp_stack_t *st, bsctp_link_t *l)
 {
     (void) st;
-    sctp_o2o_sock_t *s = l->o2o;
+    bsctp_o2o_sock_t *s = l->o2o;
     if (s != NULL) {
-        s->state = SCTP_O2O_DEAD;   /* closed with ABORT by the next sweep */
+        s->state = BSCTP_O2O_DEAD;   /* closed with ABORT by the next sweep */
         s->abort = true;
         l->o2o = NULL;
     }
 }
 
-struct socket *sctp_o2o_link_socket(const sctp_link_t *l)
+struct socket *bsctp_o2o_link_socket(const bsctp_link_t *l)
 {
-    const sctp_o2o_sock_t *s = l->o2o;
-    return s != NULL && s->state == SCTP_O2O_UP ? s->so : NULL;
+    const bsctp_o2o_sock_t *s = l->o2o;
+    return s != NULL && s->state == BSCTP_O2O_UP ? s->so : NULL;
 }
 
 /* ---------------------------------------------------------- receive */
 
 /* Tell btl_sctp_assoc.c of a change of the link's association, under our id. */
-static void forward_assoc_change(sctp_stack_t *st, sctp_o2o_sock_t *s, uint16_t state,
+static void forward_assoc_change(bsctp_stack_t *st, bsctp_o2o_sock_t *s, uint16_t state,
                                  uint16_t out_streams)
 {
     struct sctp_assoc_change ac;
@@ -329,16 +329,16 @@ static void forward_assoc_change(sctp_stack_t *st, sctp_o2o_sock_t *s, uint16_t 
     ac.sac_outbound_streams = out_streams;
     ac.sac_inbound_streams = out_streams;
     ac.sac_assoc_id = (sctp_assoc_t) s->id;
-    sctp_assoc_notification(st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &ac, sizeof(ac));
+    bsctp_assoc_notification(st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &ac, sizeof(ac));
 }
 
 /* The socket's association ended (how: an SCTP_ASSOC_CHANGE state). */
-static void sock_gone(sctp_stack_t *st, sctp_o2o_sock_t *s, uint16_t how)
+static void sock_gone(bsctp_stack_t *st, bsctp_o2o_sock_t *s, uint16_t how)
 {
-    if (s->state == SCTP_O2O_DEAD) {
+    if (s->state == BSCTP_O2O_DEAD) {
         return;
     }
-    sctp_link_t *l = &st->links[s->link];
+    bsctp_link_t *l = &st->links[s->link];
     if (l->o2o == s) {
         if (how != SCTP_CANT_STR_ASSOC && unconfirmed(st, l, s)) {
             /* The lower peer ended our unconfirmed connection: it made its
@@ -354,10 +354,10 @@ static void sock_gone(sctp_stack_t *st, sctp_o2o_sock_t *s, uint16_t how)
             l->o2o = NULL;
         }
     }
-    s->state = SCTP_O2O_DEAD;
+    s->state = BSCTP_O2O_DEAD;
 }
 
-static void sock_notification(sctp_stack_t *st, sctp_o2o_sock_t *s, int flags, const uint8_t *buf,
+static void sock_notification(bsctp_stack_t *st, bsctp_o2o_sock_t *s, int flags, const uint8_t *buf,
                               size_t n)
 {
     union sctp_notification nt;
@@ -376,8 +376,8 @@ static void sock_notification(sctp_stack_t *st, sctp_o2o_sock_t *s, int flags, c
         }
         switch (nt.sn_assoc_change.sac_state) {
         case SCTP_COMM_UP:
-            if (s->state == SCTP_O2O_CONNECTING) {
-                s->state = SCTP_O2O_UP;
+            if (s->state == BSCTP_O2O_CONNECTING) {
+                s->state = BSCTP_O2O_UP;
                 if (s->shut_on_up) {
                     shut(s);
                 }
@@ -405,7 +405,7 @@ static void sock_notification(sctp_stack_t *st, sctp_o2o_sock_t *s, int flags, c
     case SCTP_PARTIAL_DELIVERY_EVENT:
         if (active && n >= sizeof(struct sctp_pdapi_event)) {
             nt.sn_pdapi_event.pdapi_assoc_id = (sctp_assoc_t) s->id;
-            sctp_assoc_notification(st, flags, (const uint8_t *) &nt, sizeof(nt.sn_pdapi_event));
+            bsctp_assoc_notification(st, flags, (const uint8_t *) &nt, sizeof(nt.sn_pdapi_event));
         }
         break;
     default:
@@ -414,17 +414,17 @@ static void sock_notification(sctp_stack_t *st, sctp_o2o_sock_t *s, int flags, c
 }
 
 /* Everything waiting on one socket. */
-static void read_sock(sctp_stack_t *st, sctp_o2o_sock_t *s)
+static void read_sock(bsctp_stack_t *st, bsctp_o2o_sock_t *s)
 {
-    while (s->state != SCTP_O2O_DEAD) {
+    while (s->state != BSCTP_O2O_DEAD) {
         struct sockaddr_storage from;
         socklen_t fromlen;
         struct sctp_rcvinfo rcv;
         bool has_info;
         int flags;
-        long n = sctp_assoc_recv(st, s->so, &from, &fromlen, &rcv, &has_info, &flags);
+        long n = bsctp_assoc_recv(st, s->so, &from, &fromlen, &rcv, &has_info, &flags);
         if (n < 0) {
-            if (s->state != SCTP_O2O_CONNECTING && association_gone(errno)) {
+            if (s->state != BSCTP_O2O_CONNECTING && association_gone(errno)) {
                 /* Gone and no notification left to say how: lost, so
                  * that no send waits for it for ever. */
                 sock_gone(st, s, SCTP_COMM_LOST);
@@ -439,7 +439,7 @@ static void read_sock(sctp_stack_t *st, sctp_o2o_sock_t *s)
             sock_gone(st, s, SCTP_SHUTDOWN_COMP);   /* end of stream: shut down */
             break;
         }
-        if (st->links[s->link].o2o != s || s->state != SCTP_O2O_UP || st->closing) {
+        if (st->links[s->link].o2o != s || s->state != BSCTP_O2O_UP || st->closing) {
             st->o2o->stats.dropped++;   /* an election's loser, or finalize */
             continue;
         }
@@ -447,13 +447,13 @@ static void read_sock(sctp_stack_t *st, sctp_o2o_sock_t *s)
             st->stats.rx_bad++;
             continue;
         }
-        sctp_assoc_input(st, s->link, s->id, rcv.rcv_sid, flags, st->rxbuf, (size_t) n);
-        sctp_link_t *l = &st->links[s->link];
+        bsctp_assoc_input(st, s->link, s->id, rcv.rcv_sid, flags, st->rxbuf, (size_t) n);
+        bsctp_link_t *l = &st->links[s->link];
         if (l->o2o == s && l->ident_rx && !l->ident_tx) {
             /* An association the peer made and identified: answer with
              * ours, which confirms it to a higher peer waiting for it
              * (strangers hear nothing from us before that). */
-            if (sctp_assoc_ident(st, s->link) != 0) {
+            if (bsctp_assoc_ident(st, s->link) != 0) {
                 st->o2o->ident_owed = true;   /* the peer waits: retry from the drain */
             }
         }
@@ -461,10 +461,10 @@ static void read_sock(sctp_stack_t *st, sctp_o2o_sock_t *s)
 }
 
 /* An association a peer made. */
-static void adopt_or_refuse(sctp_stack_t *st, sctp_o2o_sock_t *s)
+static void adopt_or_refuse(bsctp_stack_t *st, bsctp_o2o_sock_t *s)
 {
-    sctp_link_t *l = &st->links[s->link];
-    sctp_o2o_sock_t *cur = l->o2o;
+    bsctp_link_t *l = &st->links[s->link];
+    bsctp_o2o_sock_t *cur = l->o2o;
     bool known = !l->stranger || l->user != NULL;
     struct sctp_status status;
     socklen_t slen = sizeof(status);
@@ -480,9 +480,9 @@ static void adopt_or_refuse(sctp_stack_t *st, sctp_o2o_sock_t *s)
     }
 }
 
-static void accept_all(sctp_stack_t *st)
+static void accept_all(bsctp_stack_t *st)
 {
-    sctp_o2o_t *o = st->o2o;
+    bsctp_o2o_t *o = st->o2o;
     o->listen_ready = false;
     for (;;) {
         struct sockaddr_storage from;
@@ -494,8 +494,8 @@ static void accept_all(sctp_stack_t *st)
         }
         /* conn: the link its datagrams came from; inet: its address and
          * UDP port (a stranger link until it identifies itself). */
-        int link = sctp_stack_accepted_link(st, so, (struct sockaddr *) &from, fromlen);
-        sctp_o2o_sock_t *s = NULL;
+        int link = bsctp_stack_accepted_link(st, so, (struct sockaddr *) &from, fromlen);
+        bsctp_o2o_sock_t *s = NULL;
         if (link < 0 || usrsctp_set_non_blocking(so, 1) != 0
             || (s = sock_new(st, so, (uint32_t) link, false)) == NULL) {
             o->stats.refused++;   /* reached us through another stack's address */
@@ -506,14 +506,14 @@ static void accept_all(sctp_stack_t *st)
         /* Not all of the listener's settings reach the accepted socket
          * (its latency showed Nagle's wait): set them again. */
         char err[256];
-        (void) sctp_stack_set_options(st, so, err, sizeof(err));
+        (void) bsctp_stack_set_options(st, so, err, sizeof(err));
         adopt_or_refuse(st, s);
     }
 }
 
-void sctp_o2o_drain(sctp_stack_t *st)
+void bsctp_o2o_drain(bsctp_stack_t *st)
 {
-    sctp_o2o_t *o = st->o2o;
+    bsctp_o2o_t *o = st->o2o;
     if (o == NULL || st->draining) {
         return;
     }
@@ -535,7 +535,7 @@ void sctp_o2o_drain(sctp_stack_t *st)
     if (o->listen_ready && st->so != NULL && !st->closing) {
         accept_all(st);
     }
-    sctp_o2o_sock_t *s;
+    bsctp_o2o_sock_t *s;
     while ((s = o->ready) != NULL) {
         o->ready = s->next_ready;
         s->ready = false;   /* an upcall while reading puts it back */
@@ -545,9 +545,9 @@ void sctp_o2o_drain(sctp_stack_t *st)
     if (o->ident_owed) {
         o->ident_owed = false;
         for (size_t i = 0; i < o->num_socks; i++) {
-            sctp_link_t *l = &st->links[o->socks[i]->link];
+            bsctp_link_t *l = &st->links[o->socks[i]->link];
             if (l->o2o == o->socks[i] && l->ident_rx && !l->ident_tx
-                && sctp_assoc_ident(st, o->socks[i]->link) != 0) {
+                && bsctp_assoc_ident(st, o->socks[i]->link) != 0) {
                 o->ident_owed = true;
             }
         }
@@ -558,7 +558,7 @@ void sctp_o2o_drain(sctp_stack_t *st)
 
 /* ---------------------------------------------------- set-up, close */
 
-int sctp_o2o_init(sctp_stack_t *st, char *err, size_t errlen)
+int bsctp_o2o_init(bsctp_stack_t *st, char *err, size_t errlen)
 {
     st->o2o = calloc(1, sizeof(*st->o2o));
     if (st->o2o == NULL) {
@@ -574,9 +574,9 @@ int sctp_o2o_init(sctp_stack_t *st, char *err, size_t errlen)
     return 0;
 }
 
-void sctp_o2o_shutdown(sctp_stack_t *st)
+void bsctp_o2o_shutdown(bsctp_stack_t *st)
 {
-    sctp_o2o_t *o = st->o2o;
+    bsctp_o2o_t *o = st->o2o;
     if (st->so != NULL) {
         stop_upcalls(st, st->so);
     }
@@ -585,14 +585,14 @@ void sctp_o2o_shutdown(sctp_stack_t *st)
     }
 }
 
-size_t sctp_o2o_live(const sctp_stack_t *st)
+size_t bsctp_o2o_live(const bsctp_stack_t *st)
 {
     return st->o2o != NULL ? st->o2o->num_socks : 0;
 }
 
-void sctp_o2o_fini(sctp_stack_t *st)
+void bsctp_o2o_fini(bsctp_stack_t *st)
 {
-    sctp_o2o_t *o = st->o2o;
+    bsctp_o2o_t *o = st->o2o;
     for (size_t i = 0; i < o->num_socks; i++) {
         close_so(st, o->socks[i]->so, true);   /* not gone within the close wait */
         free(o->socks[i]);

@@ -1,6 +1,6 @@
 /*
  * usrsctp in conn mode and the UDP layer beneath it. usrsctp runs no
- * threads here: every packet it emits leaves through sctp_conn_output on
+ * threads here: every packet it emits leaves through bsctp_conn_output on
  * the caller's thread, every datagram we read goes in through
  * usrsctp_conninput, and its timers advance only when a poll calls
  * usrsctp_handle_timers. All of it happens inside progress.
@@ -16,13 +16,13 @@
 #include <usrsctp.h>
 
 #include "btl_sctp_mem.h"
-#include "esp_crc32c.h"
+#include "ebtl_crc32c.h"
 
 /* Stacks one process may hold (MPI: one, or one per interface in the
  * one-to-one style; tests: two). */
-#define SCTP_MAX_STACKS 16
+#define BSCTP_MAX_STACKS 16
 /* Links created by unknown senders' INITs before we stop taking more. */
-#define SCTP_MAX_STRANGERS 1024
+#define BSCTP_MAX_STRANGERS 1024
 /* UDP batches read from one socket per pass at most. */
 #define RX_BATCHES_PER_PASS 4
 /* Bytes the path MTU given to usrsctp stays under the UDP payload limit. */
@@ -30,7 +30,7 @@
 /* How long close waits for the peers to acknowledge the shutdown. */
 #define CLOSE_WAIT_MS 500
 
-static sctp_stack_t *stacks[SCTP_MAX_STACKS];
+static bsctp_stack_t *stacks[BSCTP_MAX_STACKS];
 static int stacks_open;
 /* usrsctp's clock is the process's: every stack advances it from here, or
  * with two stacks it would run twice as fast. */
@@ -39,17 +39,17 @@ static uint64_t last_tick_ms;
 /* ------------------------------------------------------ AF_CONN addresses */
 
 /* instance+1 in the bits above 24, link+1 below: never NULL, and usrsctp
- * only compares it and hands it back to sctp_conn_output. */
-void *sctp_stack_conn_addr(const sctp_stack_t *st, uint32_t link)
+ * only compares it and hands it back to bsctp_conn_output. */
+void *bsctp_stack_conn_addr(const bsctp_stack_t *st, uint32_t link)
 {
     return (void *) (((uintptr_t) (st->instance + 1) << 24) | ((uintptr_t) link + 1));
 }
 
-sctp_stack_t *sctp_stack_from_conn_addr(const void *addr, uint32_t *link)
+bsctp_stack_t *bsctp_stack_from_conn_addr(const void *addr, uint32_t *link)
 {
     uintptr_t v = (uintptr_t) addr;
     uintptr_t inst = (v >> 24) - 1, l = (v & 0xffffffu) - 1;
-    if (v == 0 || (v & 0xffffffu) == 0 || inst >= SCTP_MAX_STACKS || stacks[inst] == NULL
+    if (v == 0 || (v & 0xffffffu) == 0 || inst >= BSCTP_MAX_STACKS || stacks[inst] == NULL
         || l >= stacks[inst]->num_links) {
         return NULL;
     }
@@ -60,17 +60,17 @@ sctp_stack_t *sctp_stack_from_conn_addr(const void *addr, uint32_t *link)
 /* ------------------------------------------------------------ CRC32c */
 
 /* usrsctp's own CRC32c is a table-driven loop over its mbufs, about as
- * costly as a copy; ours (common/esp_crc32c: carry-less multiplication or
+ * costly as a copy; ours (common/ebtl_crc32c: carry-less multiplication or
  * the SSE4.2 instruction) runs over the linear packet conn mode hands us.
  * Byte 8..11: the checksum field. */
 #define CSUM_OFF 8
 
-uint32_t sctp_packet_crc32c(const uint8_t *pkt, size_t len)
+uint32_t bsctp_packet_crc32c(const uint8_t *pkt, size_t len)
 {
     static const uint8_t zero[4];
-    uint32_t c = esp_crc32c(0, pkt, CSUM_OFF);
-    c = esp_crc32c(c, zero, sizeof(zero));
-    return esp_crc32c(c, pkt + CSUM_OFF + 4, len - CSUM_OFF - 4);
+    uint32_t c = ebtl_crc32c(0, pkt, CSUM_OFF);
+    c = ebtl_crc32c(c, zero, sizeof(zero));
+    return ebtl_crc32c(c, pkt + CSUM_OFF + 4, len - CSUM_OFF - 4);
 }
 
 static void csum_store(uint8_t *pkt, uint32_t v)
@@ -91,35 +91,35 @@ static uint32_t csum_load(const uint8_t *pkt)
 
 /* ------------------------------------------------ addressing (assoc.c) */
 
-void sctp_stack_peer_sockaddr(const sctp_stack_t *st, uint32_t link,
+void bsctp_stack_peer_sockaddr(const bsctp_stack_t *st, uint32_t link,
                               struct sockaddr_storage *ss, socklen_t *len)
 {
     if (st->cfg.inet) {
-        sctp_inet_peer_sockaddr(st, link, ss, len);
+        bsctp_inet_peer_sockaddr(st, link, ss, len);
         return;
     }
     struct sockaddr_conn to;
     memset(&to, 0, sizeof(to));
     to.sconn_family = AF_CONN;
     to.sconn_port = htons(st->links[link].sctp_port);
-    to.sconn_addr = sctp_stack_conn_addr(st, link);
+    to.sconn_addr = bsctp_stack_conn_addr(st, link);
     memset(ss, 0, sizeof(*ss));
     memcpy(ss, &to, sizeof(to));
     *len = sizeof(to);
 }
 
-void sctp_stack_prepare_send(sctp_stack_t *st, uint32_t link)
+void bsctp_stack_prepare_send(bsctp_stack_t *st, uint32_t link)
 {
     if (st->cfg.inet) {
-        sctp_inet_prepare_send(st, link);
+        bsctp_inet_prepare_send(st, link);
     }
 }
 
-int sctp_stack_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
+int bsctp_stack_link_of_sockaddr(bsctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
                                 bool create)
 {
     if (st->cfg.inet) {
-        return sctp_inet_link_of_sockaddr(st, sa, len, create);
+        return bsctp_inet_link_of_sockaddr(st, sa, len, create);
     }
     struct sockaddr_conn sc;
     uint32_t link;
@@ -127,13 +127,13 @@ int sctp_stack_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, soc
         return -1;
     }
     memcpy(&sc, sa, sizeof(sc));
-    return sctp_stack_from_conn_addr(sc.sconn_addr, &link) == st ? (int) link : -1;
+    return bsctp_stack_from_conn_addr(sc.sconn_addr, &link) == st ? (int) link : -1;
 }
 
-struct socket *sctp_stack_o2o_socket(sctp_stack_t *st, uint32_t link)
+struct socket *bsctp_stack_o2o_socket(bsctp_stack_t *st, uint32_t link)
 {
     if (st->cfg.inet) {
-        return sctp_inet_o2o_socket(st, link);
+        return bsctp_inet_o2o_socket(st, link);
     }
     struct socket *so = usrsctp_socket(AF_CONN, SOCK_STREAM, IPPROTO_SCTP, NULL, NULL, 0, NULL);
     if (so == NULL) {
@@ -143,7 +143,7 @@ struct socket *sctp_stack_o2o_socket(sctp_stack_t *st, uint32_t link)
     struct sockaddr_conn me;
     memset(&me, 0, sizeof(me));
     me.sconn_family = AF_CONN;   /* port 0: any; no address: every registered one */
-    if (usrsctp_set_non_blocking(so, 1) != 0 || sctp_stack_set_options(st, so, err, sizeof(err)) != 0
+    if (usrsctp_set_non_blocking(so, 1) != 0 || bsctp_stack_set_options(st, so, err, sizeof(err)) != 0
         || usrsctp_bind(so, (struct sockaddr *) &me, sizeof(me)) != 0) {
         int e = errno;
         usrsctp_close(so);
@@ -153,29 +153,29 @@ struct socket *sctp_stack_o2o_socket(sctp_stack_t *st, uint32_t link)
     return so;
 }
 
-int sctp_stack_accepted_link(sctp_stack_t *st, struct socket *so, const struct sockaddr *from,
+int bsctp_stack_accepted_link(bsctp_stack_t *st, struct socket *so, const struct sockaddr *from,
                              socklen_t len)
 {
-    return st->cfg.inet ? sctp_inet_accepted_link(st, so, from, len)
-                        : sctp_stack_link_of_sockaddr(st, from, len, true);
+    return st->cfg.inet ? bsctp_inet_accepted_link(st, so, from, len)
+                        : bsctp_stack_link_of_sockaddr(st, from, len, true);
 }
 
 /* usrsctp's only way out: one SCTP packet to the peer the address names. */
-static int sctp_conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uint8_t set_df)
+static int bsctp_conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uint8_t set_df)
 {
     uint32_t link;
-    sctp_stack_t *st = sctp_stack_from_conn_addr(addr, &link);
+    bsctp_stack_t *st = bsctp_stack_from_conn_addr(addr, &link);
     (void) tos;
     (void) set_df;
     if (st == NULL) {
         return EINVAL;
     }
-    sctp_link_t *l = &st->links[link];
+    bsctp_link_t *l = &st->links[link];
     if (st->cfg.crc32c && length >= sizeof(struct sctp_common_header)) {
-        csum_store(buffer, sctp_packet_crc32c(buffer, length));
+        csum_store(buffer, bsctp_packet_crc32c(buffer, length));
     }
     struct iovec iov = {buffer, length};
-    int rc = esp_dgram_send(&st->socks[l->nic], &l->udp, &iov, 1);
+    int rc = ebtl_dgram_send(&st->socks[l->nic], &l->udp, &iov, 1);
     if (rc != 0) {
         st->stats.out_errors++;   /* lost, as on a wire: SCTP retransmits */
         return -rc;
@@ -185,11 +185,11 @@ static int sctp_conn_output(void *addr, void *buffer, size_t length, uint8_t tos
 
 /* --------------------------------------------------------------- links */
 
-int sctp_stack_link(sctp_stack_t *st, const esp_sockaddr_t *udp, size_t nic, uint16_t sctp_port,
+int bsctp_stack_link(bsctp_stack_t *st, const ebtl_sockaddr_t *udp, size_t nic, uint16_t sctp_port,
                     bool stranger)
 {
     for (uint32_t i = 0; i < st->num_links; i++) {
-        if (esp_sockaddr_equal(&st->links[i].udp, udp)) {
+        if (ebtl_sockaddr_equal(&st->links[i].udp, udp)) {
             return (int) i;
         }
     }
@@ -198,7 +198,7 @@ int sctp_stack_link(sctp_stack_t *st, const esp_sockaddr_t *udp, size_t nic, uin
     }
     if (st->num_links == st->cap_links) {
         uint32_t cap = st->cap_links ? st->cap_links * 2 : 16;
-        sctp_link_t *n = realloc(st->links, cap * sizeof(*n));
+        bsctp_link_t *n = realloc(st->links, cap * sizeof(*n));
         if (n == NULL) {
             return -1;
         }
@@ -206,7 +206,7 @@ int sctp_stack_link(sctp_stack_t *st, const esp_sockaddr_t *udp, size_t nic, uin
         st->cap_links = cap;
     }
     uint32_t i = st->num_links++;
-    sctp_link_t *l = &st->links[i];
+    bsctp_link_t *l = &st->links[i];
     memset(l, 0, sizeof(*l));
     l->udp = *udp;
     l->nic = nic;
@@ -218,34 +218,34 @@ int sctp_stack_link(sctp_stack_t *st, const esp_sockaddr_t *udp, size_t nic, uin
     }
     /* A bound-all socket accepts packets for registered addresses only. */
     if (!st->cfg.inet) {
-        usrsctp_register_address(sctp_stack_conn_addr(st, i));
+        usrsctp_register_address(bsctp_stack_conn_addr(st, i));
     }
     return (int) i;
 }
 
 /* Which link sent this datagram; strangers only by an INIT. */
-static int link_for_source(sctp_stack_t *st, size_t nic, const esp_sockaddr_t *from,
+static int link_for_source(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_t *from,
                            const uint8_t *pkt, size_t len)
 {
     uint32_t c = st->last_rx_link;
-    if (c < st->num_links && esp_sockaddr_equal(&st->links[c].udp, from)) {
+    if (c < st->num_links && ebtl_sockaddr_equal(&st->links[c].udp, from)) {
         return (int) c;
     }
     /* Linear: fine for the peers of one job on one host; a hash when it shows. */
     for (uint32_t i = 0; i < st->num_links; i++) {
-        if (esp_sockaddr_equal(&st->links[i].udp, from)) {
+        if (ebtl_sockaddr_equal(&st->links[i].udp, from)) {
             st->last_rx_link = i;
             return (int) i;
         }
     }
     /* An unknown sender may only start an association: the first chunk of
      * its packet (after the 12-byte common header) must be INIT (type 1). */
-    if (len < 16 || pkt[12] != 1 || st->strangers >= SCTP_MAX_STRANGERS || st->closing) {
+    if (len < 16 || pkt[12] != 1 || st->strangers >= BSCTP_MAX_STRANGERS || st->closing) {
         st->stats.rx_unknown_src++;
         return -1;
     }
     uint16_t port = (uint16_t) (pkt[0] << 8 | pkt[1]);
-    return sctp_stack_link(st, from, nic, port, true);
+    return bsctp_stack_link(st, from, nic, port, true);
 }
 
 /* ---------------------------------------------------------- set-up */
@@ -265,9 +265,9 @@ static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
     return v < lo ? lo : v > hi ? hi : (uint32_t) v;
 }
 
-int sctp_stack_set_options(sctp_stack_t *st, struct socket *so, char *err, size_t errlen)
+int bsctp_stack_set_options(bsctp_stack_t *st, struct socket *so, char *err, size_t errlen)
 {
-    const sctp_stack_config_t *c = &st->cfg;
+    const bsctp_stack_config_t *c = &st->cfg;
     int one = 1;
     int rcv = (int) c->so_rcvbuf, snd = (int) c->so_sndbuf;
     /* Retransmissions to a peer that does not answer (busy outside MPI:
@@ -319,7 +319,7 @@ int sctp_stack_set_options(sctp_stack_t *st, struct socket *so, char *err, size_
                err, errlen)
         || opt(so, IPPROTO_SCTP, SCTP_DELAYED_SACK, &sack, sizeof(sack), "SCTP_DELAYED_SACK",
                err, errlen)
-        || (sctp_stack_takes_pieces(st)
+        || (bsctp_stack_takes_pieces(st)
             && opt(so, IPPROTO_SCTP, SCTP_EXPLICIT_EOR, &one, sizeof(one), "SCTP_EXPLICIT_EOR",
                    err, errlen))) {
         return -1;
@@ -357,18 +357,18 @@ int sctp_stack_set_options(sctp_stack_t *st, struct socket *so, char *err, size_
     return 0;
 }
 
-static void close_sockets(sctp_stack_t *st)
+static void close_sockets(bsctp_stack_t *st)
 {
     for (size_t i = 0; i < st->num_socks; i++) {
-        esp_dgram_close(&st->socks[i]);
+        ebtl_dgram_close(&st->socks[i]);
     }
     free(st->socks);
     st->socks = NULL;
     st->num_socks = 0;
 }
 
-int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
-                    const sctp_stack_ops_t *ops, void *ctx, char *err, size_t errlen)
+int bsctp_stack_open(bsctp_stack_t *st, const bsctp_stack_config_t *cfg,
+                    const bsctp_stack_ops_t *ops, void *ctx, char *err, size_t errlen)
 {
     memset(st, 0, sizeof(*st));
     st->cfg = *cfg;
@@ -376,9 +376,9 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
     st->ctx = ctx;
     st->instance = -1;
     if (cfg->inet) {
-        return sctp_inet_open(st, err, errlen);
+        return bsctp_inet_open(st, err, errlen);
     }
-    for (int i = 0; i < SCTP_MAX_STACKS; i++) {
+    for (int i = 0; i < BSCTP_MAX_STACKS; i++) {
         if (stacks[i] == NULL) {
             st->instance = i;
             break;
@@ -398,9 +398,9 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
     }
     uint32_t pmtu = 65536;
     for (size_t i = 0; i < cfg->num_ifaces; i++) {
-        esp_dgram_open_args_t a = {&cfg->ifaces[i], 0, cfg->udp_rcvbuf, cfg->udp_sndbuf, false};
+        ebtl_dgram_open_args_t a = {&cfg->ifaces[i], 0, cfg->udp_rcvbuf, cfg->udp_sndbuf, false};
         char e[256];
-        if (esp_dgram_open(&st->socks[i], &a, e, sizeof(e)) != 0) {
+        if (ebtl_dgram_open(&st->socks[i], &a, e, sizeof(e)) != 0) {
             snprintf(err, errlen, "%s", e);
             goto fail;
         }
@@ -420,7 +420,7 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
     st->cfg.pmtu &= ~3u;
 
     if (stacks_open == 0) {
-        usrsctp_init_nothreads(0, sctp_conn_output, NULL);
+        usrsctp_init_nothreads(0, bsctp_conn_output, NULL);
         usrsctp_sysctl_set_sctp_ecn_enable(0);
         /* The checksum is ours (above): usrsctp then neither computes nor
          * checks it. */
@@ -429,7 +429,7 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
     stacks[st->instance] = st;
     stacks_open++;
     if (stacks_open == 1) {
-        last_tick_ms = esp_dgram_now_ns() / 1000000u;
+        last_tick_ms = ebtl_dgram_now_ns() / 1000000u;
     }
 
     /* One-to-one: this socket only listens; each association gets its own. */
@@ -444,7 +444,7 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
         snprintf(err, errlen, "usrsctp_set_non_blocking: %s", strerror(errno));
         goto fail_stack;
     }
-    if (sctp_stack_set_options(st, st->so, err, errlen) != 0) {
+    if (bsctp_stack_set_options(st, st->so, err, errlen) != 0) {
         goto fail_stack;
     }
     /* No address: bound to every registered AF_CONN address (every link). */
@@ -460,13 +460,13 @@ int sctp_stack_open(sctp_stack_t *st, const sctp_stack_config_t *cfg,
         snprintf(err, errlen, "usrsctp_listen: %s", strerror(errno));
         goto fail_stack;
     }
-    if (cfg->one_to_one && sctp_o2o_init(st, err, errlen) != 0) {
+    if (cfg->one_to_one && bsctp_o2o_init(st, err, errlen) != 0) {
         goto fail_stack;
     }
     return 0;
 
 fail_stack:
-    sctp_stack_close(st);
+    bsctp_stack_close(st);
     return -1;
 fail:
     close_sockets(st);
@@ -475,12 +475,12 @@ fail:
     return -1;
 }
 
-uint16_t sctp_stack_udp_port(const sctp_stack_t *st, size_t i)
+uint16_t bsctp_stack_udp_port(const bsctp_stack_t *st, size_t i)
 {
     if (st->cfg.inet) {
-        return sctp_inet_udp_port();   /* one for the process, on every address */
+        return bsctp_inet_udp_port();   /* one for the process, on every address */
     }
-    const esp_sockaddr_t *a = &st->socks[i].local;
+    const ebtl_sockaddr_t *a = &st->socks[i].local;
     return ntohs(a->u.sa.sa_family == AF_INET ? a->u.in4.sin_port : a->u.in6.sin6_port);
 }
 
@@ -491,7 +491,7 @@ uint16_t sctp_stack_udp_port(const sctp_stack_t *st, size_t i)
  * wastes a few bytes per packet. */
 #define PACKET_OVERHEAD (40 + 12 + 16)
 
-size_t sctp_stack_whole_packets(const sctp_stack_t *st, size_t len)
+size_t bsctp_stack_whole_packets(const bsctp_stack_t *st, size_t len)
 {
     size_t pmtu = st->cfg.pmtu;
     size_t per_packet = pmtu > PACKET_OVERHEAD ? (pmtu - PACKET_OVERHEAD) & ~(size_t) 3 : 0;
@@ -501,15 +501,15 @@ size_t sctp_stack_whole_packets(const sctp_stack_t *st, size_t len)
     return len / per_packet * per_packet;
 }
 
-size_t sctp_stack_num_addrs(const sctp_stack_t *st)
+size_t bsctp_stack_num_addrs(const bsctp_stack_t *st)
 {
     return st->cfg.inet ? st->cfg.num_ifaces : st->num_socks;
 }
 
-unsigned sctp_stack_addr_mtu(const sctp_stack_t *st, size_t i)
+unsigned bsctp_stack_addr_mtu(const bsctp_stack_t *st, size_t i)
 {
     if (st->cfg.inet) {
-        const esp_if_t *ifa = &st->cfg.ifaces[i];
+        const ebtl_if_t *ifa = &st->cfg.ifaces[i];
         return ifa->mtu != 0 ? ifa->mtu : ifa->loopback ? 65536 : 1500;
     }
     return st->socks[i].mtu;
@@ -517,7 +517,7 @@ unsigned sctp_stack_addr_mtu(const sctp_stack_t *st, size_t i)
 
 /* ---------------------------------------------------------- input */
 
-static void advance_timers(sctp_stack_t *st, uint64_t now_ms)
+static void advance_timers(bsctp_stack_t *st, uint64_t now_ms)
 {
     (void) st;
     if (now_ms > last_tick_ms) {
@@ -526,13 +526,13 @@ static void advance_timers(sctp_stack_t *st, uint64_t now_ms)
     }
 }
 
-static int read_input(sctp_stack_t *st, uint64_t now_ns)
+static int read_input(bsctp_stack_t *st, uint64_t now_ns)
 {
-    esp_dgram_msg_t msgs[ESP_DGRAM_RX_BATCH];
+    ebtl_dgram_msg_t msgs[EBTL_DGRAM_RX_BATCH];
     int total = 0;
     for (size_t s = 0; s < st->num_socks; s++) {
         for (int b = 0; b < RX_BATCHES_PER_PASS; b++) {
-            int n = esp_dgram_recv(&st->socks[s], msgs, ESP_DGRAM_RX_BATCH, now_ns);
+            int n = ebtl_dgram_recv(&st->socks[s], msgs, EBTL_DGRAM_RX_BATCH, now_ns);
             for (int k = 0; k < n; k++) {
                 /* usrsctp checks the packet (CRC32c, verification tag,
                  * chunk lengths); we only refuse what is not even a header. */
@@ -543,13 +543,13 @@ static int read_input(sctp_stack_t *st, uint64_t now_ns)
                 /* A sender with btl_sctp_crc32c 0 leaves the field 0. */
                 uint32_t sum = csum_load(msgs[k].buf);
                 if (st->cfg.crc32c && sum != 0
-                    && sum != sctp_packet_crc32c(msgs[k].buf, msgs[k].len)) {
+                    && sum != bsctp_packet_crc32c(msgs[k].buf, msgs[k].len)) {
                     st->stats.rx_badsum++;
                     continue;
                 }
                 int link = link_for_source(st, s, &msgs[k].from, msgs[k].buf, msgs[k].len);
                 if (link >= 0) {
-                    usrsctp_conninput(sctp_stack_conn_addr(st, (uint32_t) link), msgs[k].buf,
+                    usrsctp_conninput(bsctp_stack_conn_addr(st, (uint32_t) link), msgs[k].buf,
                                       msgs[k].len, 0);
                 }
             }
@@ -558,7 +558,7 @@ static int read_input(sctp_stack_t *st, uint64_t now_ns)
             }
             total += n;
             st->input_datagrams += (uint64_t) n;
-            if (n < ESP_DGRAM_RX_BATCH) {
+            if (n < EBTL_DGRAM_RX_BATCH) {
                 break;   /* drained */
             }
         }
@@ -566,33 +566,33 @@ static int read_input(sctp_stack_t *st, uint64_t now_ns)
     return total;
 }
 
-int sctp_stack_poll(sctp_stack_t *st)
+int bsctp_stack_poll(bsctp_stack_t *st)
 {
     if (st->so == NULL) {
         return 0;
     }
     if (st->cfg.inet) {
-        return sctp_inet_poll(st);
+        return bsctp_inet_poll(st);
     }
-    uint64_t now = esp_dgram_now_ns();
+    uint64_t now = ebtl_dgram_now_ns();
     st->polled_ns = now;
     int n = read_input(st, now);
     advance_timers(st, now / 1000000u);
     if (st->cfg.one_to_one) {
-        sctp_o2o_drain(st);
+        bsctp_o2o_drain(st);
     } else {
-        sctp_assoc_drain(st);
+        bsctp_assoc_drain(st);
     }
     return n;
 }
 
 /* ---------------------------------------------------------- close */
 
-void sctp_stack_flush_rests(sctp_stack_t *st)
+void bsctp_stack_flush_rests(bsctp_stack_t *st)
 {
-    uint64_t end = esp_dgram_now_ns() + (uint64_t) CLOSE_WAIT_MS * 1000000u;
-    while (st->so != NULL && sctp_assoc_send_rests(st) > 0 && esp_dgram_now_ns() < end) {
-        uint64_t now = esp_dgram_now_ns();
+    uint64_t end = ebtl_dgram_now_ns() + (uint64_t) CLOSE_WAIT_MS * 1000000u;
+    while (st->so != NULL && bsctp_assoc_send_rests(st) > 0 && ebtl_dgram_now_ns() < end) {
+        uint64_t now = ebtl_dgram_now_ns();
         read_input(st, now);
         advance_timers(st, now / 1000000u);
         struct timespec ts = {0, 200000};
@@ -600,35 +600,35 @@ void sctp_stack_flush_rests(sctp_stack_t *st)
     }
 }
 
-void sctp_stack_close(sctp_stack_t *st)
+void bsctp_stack_close(bsctp_stack_t *st)
 {
     if (st->cfg.inet) {
-        sctp_inet_close(st);
+        bsctp_inet_close(st);
         return;
     }
     bool finished = false;   /* usrsctp_finish succeeded: the stack is gone */
-    sctp_stack_flush_rests(st);
+    bsctp_stack_flush_rests(st);
     st->closing = true;
     if (st->so != NULL) {
         /* Graceful: queued data goes out, then SHUTDOWN; the peers see a
          * shutdown, not a lost association. */
         if (st->o2o != NULL) {
-            sctp_o2o_shutdown(st);
+            bsctp_o2o_shutdown(st);
         }
         usrsctp_close(st->so);
         st->so = NULL;
-        uint64_t end = esp_dgram_now_ns() + (uint64_t) CLOSE_WAIT_MS * 1000000u;
-        while (esp_dgram_now_ns() < end) {
+        uint64_t end = ebtl_dgram_now_ns() + (uint64_t) CLOSE_WAIT_MS * 1000000u;
+        while (ebtl_dgram_now_ns() < end) {
             /* The whole process's stack answers: other stacks' input too. */
-            for (int i = 0; i < SCTP_MAX_STACKS; i++) {
+            for (int i = 0; i < BSCTP_MAX_STACKS; i++) {
                 if (stacks[i] != NULL) {
-                    read_input(stacks[i], esp_dgram_now_ns());
+                    read_input(stacks[i], ebtl_dgram_now_ns());
                 }
             }
-            advance_timers(st, esp_dgram_now_ns() / 1000000u);
+            advance_timers(st, ebtl_dgram_now_ns() / 1000000u);
             if (st->o2o != NULL) {
-                sctp_o2o_drain(st);   /* closes the sockets whose association is gone */
-                if (stacks_open > 1 && sctp_o2o_live(st) == 0) {
+                bsctp_o2o_drain(st);   /* closes the sockets whose association is gone */
+                if (stacks_open > 1 && bsctp_o2o_live(st) == 0) {
                     break;   /* ours are gone; usrsctp itself stops with the last stack */
                 }
             }
@@ -642,13 +642,13 @@ void sctp_stack_close(sctp_stack_t *st)
         }
     }
     if (st->o2o != NULL) {
-        sctp_o2o_fini(st);
+        bsctp_o2o_fini(st);
     }
     for (uint32_t i = 0; i < st->num_links; i++) {
         if (!finished) {
-            usrsctp_deregister_address(sctp_stack_conn_addr(st, i));
+            usrsctp_deregister_address(bsctp_stack_conn_addr(st, i));
         }
-        sctp_assoc_link_fini(st, &st->links[i]);
+        bsctp_assoc_link_fini(st, &st->links[i]);
     }
     if (st->instance >= 0 && stacks[st->instance] == st) {
         stacks[st->instance] = NULL;
@@ -658,7 +658,7 @@ void sctp_stack_close(sctp_stack_t *st)
             }
         }
         if (stacks_open == 0) {
-            sctp_mem_release();
+            bsctp_mem_release();
         }
     }
     close_sockets(st);

@@ -19,7 +19,7 @@
 
 /* In the order collect() fills in the values; the three groups are the
  * three printed lines. */
-static const esp_mca_counter_t counters[] = {
+static const ebtl_mca_counter_t counters[] = {
     /* the BTL and its transport */
     {"tx_msgs", "SCTP messages (one per fragment) handed to usrsctp"},
     {"tx_bytes", "Bytes of those messages, 8-byte header included"},
@@ -67,13 +67,13 @@ static const esp_mca_counter_t counters[] = {
 
 /* Every counter's value now, in the order of counters[]; 0 without a
  * module. Also the fault layer's, summed over the sockets. */
-static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], esp_fault_stats_t *faults)
+static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_fault_stats_t *faults)
 {
     memset(v, 0, NCOUNTERS * sizeof(v[0]));
     if (m == NULL) {
         return;
     }
-    const sctp_stack_stats_t *s = &m->stack.stats;
+    const bsctp_stack_stats_t *s = &m->stack.stats;
     struct sctpstat u;
     memset(&u, 0, sizeof(u));
     if (m->stack_open) {
@@ -81,12 +81,12 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], esp_f
     }
     uint64_t tx = 0, rx = 0, tx_err = 0;
     for (size_t i = 0; i < m->stack.num_socks; i++) {
-        const esp_dgram_sock_t *d = &m->stack.socks[i];
+        const ebtl_dgram_sock_t *d = &m->stack.socks[i];
         tx += d->stats.tx_datagrams;
         rx += d->stats.rx_datagrams;
         tx_err += d->stats.tx_errors;
         if (faults != NULL) {
-            esp_fault_stats_add(faults, d->fault);
+            ebtl_fault_stats_add(faults, d->fault);
         }
     }
     const uint64_t all[] = {
@@ -109,19 +109,19 @@ static int pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
     (void) obj;
     uint64_t v[NCOUNTERS];
     collect(mca_btl_sctp_component.module, v, NULL);
-    size_t i = (size_t) ((const esp_mca_counter_t *) pvar->ctx - counters);
+    size_t i = (size_t) ((const ebtl_mca_counter_t *) pvar->ctx - counters);
     *(unsigned long long *) value = (unsigned long long) v[i];
     return OPAL_SUCCESS;
 }
 
-void sctp_stats_register_pvars(void)
+void bsctp_stats_register_pvars(void)
 {
     static bool done;
     if (done) {
         return;
     }
     done = true;
-    esp_mca_counters_register_pvars(&mca_btl_sctp_component.super.btl_version, counters, NCOUNTERS,
+    ebtl_mca_counters_register_pvars(&mca_btl_sctp_component.super.btl_version, counters, NCOUNTERS,
                                     sizeof(counters[0]), pvar_read);
 }
 
@@ -136,20 +136,20 @@ static void print_line(unsigned rank, const uint64_t *v, size_t first, size_t n,
     opal_output(0, "btl sctp stats rank %u:%s%s%s", rank, line, tail ? " " : "", tail ? tail : "");
 }
 
-void sctp_stats_report(mca_btl_sctp_module_t *m)
+void bsctp_stats_report(mca_btl_sctp_module_t *m)
 {
     if (mca_btl_sctp_component.verbose < 1 || !m->stack_open) {
         return;
     }
     unsigned rank = OPAL_PROC_MY_NAME.vpid;
     uint64_t v[NCOUNTERS];
-    esp_fault_stats_t faults = {0};
+    ebtl_fault_stats_t faults = {0};
     collect(m, v, &faults);
     char fline[256];
     print_line(rank, v, 0, N_BTL, NULL);
     print_line(rank, v, N_BTL, N_STACK, NULL);
     print_line(rank, v, N_BTL + N_STACK, NCOUNTERS - N_BTL - N_STACK,
-               esp_fault_stats_format(&faults, fline, sizeof(fline)));
+               ebtl_fault_stats_format(&faults, fline, sizeof(fline)));
 }
 
 /* ------------------------------------------------ state of a hung job */
@@ -165,9 +165,9 @@ void mca_btl_sctp_dump_state(int fd)
     const mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
     unsigned rank = (unsigned) OPAL_PROC_MY_NAME.vpid;
     dprintf(fd, "btl sctp state rank %u: %zu module(s), mode %s, style %s\n", rank,
-            c->num_modules, c->mode == SCTP_MODE_INET ? "inet" : "conn",
-            c->style == SCTP_STYLE_ONE_TO_ONE ? "one-to-one" : "one-to-many");
-    for (size_t i = 0; i < c->num_modules && i < ESP_MODEX_MAX_ADDRS; i++) {
+            c->num_modules, c->mode == BSCTP_MODE_INET ? "inet" : "conn",
+            c->style == BSCTP_STYLE_ONE_TO_ONE ? "one-to-one" : "one-to-many");
+    for (size_t i = 0; i < c->num_modules && i < EBTL_MODEX_MAX_ADDRS; i++) {
         mca_btl_sctp_module_t *m = c->modules[i];
         if (m == NULL) {
             continue;
@@ -182,9 +182,9 @@ void mca_btl_sctp_dump_state(int fd)
             }
         }
         dprintf(fd, "\n");
-        const sctp_stack_t *st = &m->stack;
+        const bsctp_stack_t *st = &m->stack;
         for (uint32_t l = 0; l < st->num_links && l < 4096; l++) {
-            const sctp_link_t *k = &st->links[l];
+            const bsctp_link_t *k = &st->links[l];
             if (!k->in_use) {
                 continue;
             }
@@ -200,7 +200,7 @@ void mca_btl_sctp_dump_state(int fd)
                     k->assoc_id, (int) k->ident_tx, (int) k->ident_rx, (int) k->failed,
                     (int) k->stranger, k->out_streams, waiting);
             char usr[256];
-            sctp_assoc_describe(&m->stack, l, usr, sizeof(usr));
+            bsctp_assoc_describe(&m->stack, l, usr, sizeof(usr));
             if (usr[0] != '\0') {
                 dprintf(fd, "btl sctp state rank %u:   link %u usrsctp %s\n", rank, l, usr);
             }

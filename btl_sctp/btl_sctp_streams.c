@@ -10,7 +10,7 @@ static uint64_t mix(uint64_t z)
     return z ^ (z >> 31);
 }
 
-void sctp_stream_ranges(uint16_t n, uint16_t *env_first, uint16_t *env_count,
+void bsctp_stream_ranges(uint16_t n, uint16_t *env_first, uint16_t *env_count,
                         uint16_t *other_first, uint16_t *other_count)
 {
     uint16_t usable = n > 1 ? (uint16_t) (n - 1) : 0;
@@ -24,20 +24,20 @@ void sctp_stream_ranges(uint16_t n, uint16_t *env_first, uint16_t *env_count,
     *other_count = (uint16_t) (usable == 1 ? 1 : usable - m);
 }
 
-uint16_t sctp_stream_choose(bool map, uint16_t out_streams, uint8_t btl_tag, const void *data,
-                            size_t len, enum sctp_ob1_kind *kind)
+uint16_t bsctp_stream_choose(bool map, uint16_t out_streams, uint8_t btl_tag, const void *data,
+                            size_t len, enum bsctp_ob1_kind *kind)
 {
-    sctp_ob1_info_t h;
-    enum sctp_ob1_kind k = sctp_ob1_parse(btl_tag, data, len, &h);
+    bsctp_ob1_info_t h;
+    enum bsctp_ob1_kind k = bsctp_ob1_parse(btl_tag, data, len, &h);
     if (kind != NULL) {
         *kind = k;
     }
-    if (!map || out_streams < 2 || k == SCTP_OB1_NONE) {
+    if (!map || out_streams < 2 || k == BSCTP_OB1_NONE) {
         return 0;
     }
     uint16_t ef, ec, of, oc;
-    sctp_stream_ranges(out_streams, &ef, &ec, &of, &oc);
-    if (k == SCTP_OB1_ENVELOPE) {
+    bsctp_stream_ranges(out_streams, &ef, &ec, &of, &oc);
+    if (k == BSCTP_OB1_ENVELOPE) {
         uint64_t key = (uint64_t) h.ctx << 32 | (uint32_t) h.tag;
         return (uint16_t) (ef + mix(key) % ec);
     }

@@ -23,22 +23,22 @@
 #include "btl_sctp_ob1.h"
 
 /* Streams counted one by one in the statistics; higher ones share a bucket. */
-#define SCTP_STREAMS_COUNTED 16
+#define BSCTP_STREAMS_COUNTED 16
 
-typedef struct sctp_streams_stats {
-    uint64_t tx_stream[SCTP_STREAMS_COUNTED + 1];   /* messages sent per stream */
+typedef struct bsctp_streams_stats {
+    uint64_t tx_stream[BSCTP_STREAMS_COUNTED + 1];   /* messages sent per stream */
     uint64_t chose_envelope, chose_other, chose_not_ob1, chose_unmapped;
     uint64_t ident_extra;                           /* identifications on streams other than 0 */
-} sctp_streams_stats_t;
+} bsctp_streams_stats_t;
 
 /* The stream for a fragment (ob1 bytes at data, len of them, sent under
  * btl_tag) on an association with out_streams outbound streams (0: not
  * known yet). *kind (may be NULL) tells what was recognised. */
-uint16_t sctp_stream_choose(bool map, uint16_t out_streams, uint8_t btl_tag, const void *data,
-                            size_t len, enum sctp_ob1_kind *kind);
+uint16_t bsctp_stream_choose(bool map, uint16_t out_streams, uint8_t btl_tag, const void *data,
+                            size_t len, enum bsctp_ob1_kind *kind);
 
 /* The envelope streams' range [1, 1 + M) and the others' [1 + M, n) for n streams. */
-void sctp_stream_ranges(uint16_t n, uint16_t *env_first, uint16_t *env_count,
+void bsctp_stream_ranges(uint16_t n, uint16_t *env_first, uint16_t *env_count,
                         uint16_t *other_first, uint16_t *other_count);
 
 #endif

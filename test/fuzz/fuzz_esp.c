@@ -13,7 +13,7 @@
  *      connection token (and a valid CRC) patched in, or datagrams built from
  *      the input around the live token and sequence numbers; others advance
  *      the clock (timers, retransmissions, the peer timeout) or make B send;
- *  (c) esp_modex_decode of the raw input (both kinds); a record that decodes
+ *  (c) ebtl_modex_decode of the raw input (both kinds); a record that decodes
  *      must encode back to the same bytes.
  *
  * Checked besides the sanitizers: every datagram B transmits parses, and
@@ -34,9 +34,9 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "esp_crc32c.h"
+#include "ebtl_crc32c.h"
 #include "esp_hdr.h"
-#include "esp_modex.h"
+#include "ebtl_modex.h"
 #include "esp_proto.h"
 
 #define JOB_KEY 0x4a4f424b45595f31ull
@@ -625,23 +625,23 @@ static void fuzz_hdr(const uint8_t *data, size_t size)
     memcpy(tmp, data, n);
     struct iovec pl = {(void *) d.payload, d.payload_len};
     esp_hdr_seal(tmp, n, &pl, 1);
-    uint32_t c = esp_crc32c(esp_crc32c(0, tmp, n), d.payload, d.payload_len);
+    uint32_t c = ebtl_crc32c(ebtl_crc32c(0, tmp, n), d.payload, d.payload_len);
     H.sink ^= (uint8_t) c;
 }
 
 static void fuzz_modex(const uint8_t *data, size_t size)
 {
-    for (int kind = ESP_MODEX_KIND_ESP; kind <= ESP_MODEX_KIND_SCTP; kind++) {
-        esp_modex_addr_t addrs[ESP_MODEX_MAX_ADDRS];
+    for (int kind = EBTL_MODEX_KIND_ESP; kind <= EBTL_MODEX_KIND_SCTP; kind++) {
+        ebtl_modex_addr_t addrs[EBTL_MODEX_MAX_ADDRS];
         uint64_t epoch = 0;
-        size_t max = size % 2 ? ESP_MODEX_MAX_ADDRS : 3;
-        int n = esp_modex_decode(kind, data, size, addrs, max, &epoch);
+        size_t max = size % 2 ? EBTL_MODEX_MAX_ADDRS : 3;
+        int n = ebtl_modex_decode(kind, data, size, addrs, max, &epoch);
         if (n < 0) {
             continue;
         }
         CHECK(n >= 1 && (size_t) n <= max, "decoded %d addresses, max %zu", n, max);
-        uint8_t out[esp_modex_size(ESP_MODEX_MAX_ADDRS)];
-        size_t len = esp_modex_encode(kind, epoch, addrs, (size_t) n, out, sizeof(out));
+        uint8_t out[ebtl_modex_size(EBTL_MODEX_MAX_ADDRS)];
+        size_t len = ebtl_modex_encode(kind, epoch, addrs, (size_t) n, out, sizeof(out));
         CHECK(len == size && memcmp(out, data, size) == 0,
               "a modex record does not encode back to the bytes it was decoded from");
     }

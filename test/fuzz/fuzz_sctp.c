@@ -4,8 +4,8 @@
  * pieces until MSG_EOR per stream (pieces of different streams interleave;
  * the size limit; a stream beyond those granted), and usrsctp's notifications
  * (association changes, partial-delivery aborts), all through the two
- * functions the receive loop calls (sctp_assoc_input and
- * sctp_assoc_notification) on a stack with three links: two known peers
+ * functions the receive loop calls (bsctp_assoc_input and
+ * bsctp_assoc_notification) on a stack with three links: two known peers
  * and one stranger (a UDP source nobody added).
  *
  * The input is cut into records. Each is either raw bytes (a message, a
@@ -53,7 +53,7 @@ static volatile uint8_t sink;
 
 /* The links are not reached through addresses here (no socket): the
  * addressing functions assoc.c uses name nothing. */
-void sctp_stack_peer_sockaddr(const sctp_stack_t *st, uint32_t link, struct sockaddr_storage *ss,
+void bsctp_stack_peer_sockaddr(const bsctp_stack_t *st, uint32_t link, struct sockaddr_storage *ss,
                               socklen_t *len)
 {
     (void) st;
@@ -62,13 +62,13 @@ void sctp_stack_peer_sockaddr(const sctp_stack_t *st, uint32_t link, struct sock
     *len = 0;
 }
 
-void sctp_stack_prepare_send(sctp_stack_t *st, uint32_t link)
+void bsctp_stack_prepare_send(bsctp_stack_t *st, uint32_t link)
 {
     (void) st;
     (void) link;
 }
 
-int sctp_stack_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
+int bsctp_stack_link_of_sockaddr(bsctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
                                 bool create)
 {
     (void) st;
@@ -79,7 +79,7 @@ int sctp_stack_link_of_sockaddr(sctp_stack_t *st, const struct sockaddr *sa, soc
 }
 
 /* The one-to-many style only: its one-to-one hooks are never reached. */
-long sctp_o2o_sendv(sctp_stack_t *st, uint32_t link, const void *data, size_t len,
+long bsctp_o2o_sendv(bsctp_stack_t *st, uint32_t link, const void *data, size_t len,
                     struct sctp_sndinfo *info)
 {
     (void) st;
@@ -90,13 +90,13 @@ long sctp_o2o_sendv(sctp_stack_t *st, uint32_t link, const void *data, size_t le
     return -1;
 }
 
-void sctp_o2o_abort(sctp_stack_t *st, sctp_link_t *l)
+void bsctp_o2o_abort(bsctp_stack_t *st, bsctp_link_t *l)
 {
     (void) st;
     (void) l;
 }
 
-struct socket *sctp_o2o_link_socket(const sctp_link_t *l)
+struct socket *bsctp_o2o_link_socket(const bsctp_link_t *l)
 {
     (void) l;
     return NULL;
@@ -104,12 +104,12 @@ struct socket *sctp_o2o_link_socket(const sctp_link_t *l)
 
 static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data, size_t len)
 {
-    sctp_stack_t *st = ctx;
+    bsctp_stack_t *st = ctx;
     (void) tag;
-    CHECK(len <= MAX_MSG - sizeof(sctp_wire_hdr_t));
+    CHECK(len <= MAX_MSG - sizeof(bsctp_wire_hdr_t));
     bool found = false;
     for (uint32_t i = 0; i < st->num_links; i++) {
-        const sctp_link_t *l = &st->links[i];
+        const bsctp_link_t *l = &st->links[i];
         if (l->user == peer_user && l->ident_rx && !l->stranger) {
             found = true;
         }
@@ -125,11 +125,11 @@ static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data
 
 static void on_peer_failed(void *ctx, void *peer_user, uint32_t link, const char *why)
 {
-    sctp_stack_t *st = ctx;
+    bsctp_stack_t *st = ctx;
     CHECK(link < st->num_links && why != NULL && peer_user != NULL);
 }
 
-static int on_identify(void *ctx, uint32_t link, const esp_sockaddr_t *from, uint32_t jobid,
+static int on_identify(void *ctx, uint32_t link, const ebtl_sockaddr_t *from, uint32_t jobid,
                        uint32_t vpid, void **peer_user)
 {
     (void) ctx;
@@ -176,7 +176,7 @@ static const uint8_t *take(input_t *in, size_t *len)
 }
 
 /* Feed a message in pieces whose sizes come from the input. */
-static void feed(sctp_stack_t *st, uint32_t link, uint32_t assoc, uint16_t sid, const uint8_t *msg,
+static void feed(bsctp_stack_t *st, uint32_t link, uint32_t assoc, uint16_t sid, const uint8_t *msg,
                  size_t len, unsigned piece)
 {
     size_t step = piece == 0 ? len : piece;
@@ -184,12 +184,12 @@ static void feed(sctp_stack_t *st, uint32_t link, uint32_t assoc, uint16_t sid, 
     do {
         size_t k = len - off < step ? len - off : step;
         int flags = off + k == len ? MSG_EOR : 0;
-        sctp_assoc_input(st, link, assoc, sid, flags, msg + off, k);
+        bsctp_assoc_input(st, link, assoc, sid, flags, msg + off, k);
         off += k;
     } while (off < len);
 }
 
-static void assoc_change(sctp_stack_t *st, input_t *in)
+static void assoc_change(bsctp_stack_t *st, input_t *in)
 {
     static const uint16_t states[] = {SCTP_COMM_UP, SCTP_COMM_LOST, SCTP_RESTART,
                                       SCTP_SHUTDOWN_COMP, SCTP_CANT_STR_ASSOC};
@@ -201,10 +201,10 @@ static void assoc_change(sctp_stack_t *st, input_t *in)
     ac.sac_assoc_id = (sctp_assoc_t) (take8(in) % 5);
     ac.sac_outbound_streams = (uint16_t) take8(in);
     size_t len = sizeof(ac) - (take8(in) % 4 == 0 ? take8(in) % sizeof(ac) : 0);
-    sctp_assoc_notification(st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &ac, len);
+    bsctp_assoc_notification(st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &ac, len);
 }
 
-static void partial_delivery_aborted(sctp_stack_t *st, input_t *in)
+static void partial_delivery_aborted(bsctp_stack_t *st, input_t *in)
 {
     struct sctp_pdapi_event pd;
     memset(&pd, 0, sizeof(pd));
@@ -212,13 +212,13 @@ static void partial_delivery_aborted(sctp_stack_t *st, input_t *in)
     pd.pdapi_length = sizeof(pd);
     pd.pdapi_assoc_id = (sctp_assoc_t) (take8(in) % 5);
     pd.pdapi_stream = (uint16_t) (take8(in) % (STREAMS + 1));
-    sctp_assoc_notification(st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &pd, sizeof(pd));
+    bsctp_assoc_notification(st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &pd, sizeof(pd));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    sctp_stack_t st;
-    sctp_link_t links[NLINKS];
+    bsctp_stack_t st;
+    bsctp_link_t links[NLINKS];
     memset(&st, 0, sizeof(st));
     memset(links, 0, sizeof(links));
     st.cfg.max_msg = MAX_MSG;
@@ -255,18 +255,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t len = take16(&in) % (MAX_MSG + 64);
             const uint8_t *p = take(&in, &len);
             uint16_t n = (uint16_t) (assoc * 7);
-            uint16_t sid = sctp_stream_choose(flags != 0, n, (uint8_t) (0x40 + link), p, len, NULL);
+            uint16_t sid = bsctp_stream_choose(flags != 0, n, (uint8_t) (0x40 + link), p, len, NULL);
             CHECK(sid == 0 || sid < n);
-            sctp_assoc_input(&st, link, assoc, stream, flags, p, len);
+            bsctp_assoc_input(&st, link, assoc, stream, flags, p, len);
             break;
         }
         case 1: {   /* identification, some fields from the input */
-            sctp_wire_ident_t id;
+            bsctp_wire_ident_t id;
             memset(&id, 0, sizeof(id));
             unsigned bad = take8(&in);
-            id.hdr.version = bad & 1 ? (uint8_t) take8(&in) : SCTP_WIRE_VERSION;
-            id.hdr.kind = SCTP_WIRE_IDENT;
-            id.magic = htonl(bad & 2 ? take16(&in) : SCTP_IDENT_MAGIC);
+            id.hdr.version = bad & 1 ? (uint8_t) take8(&in) : BSCTP_WIRE_VERSION;
+            id.hdr.kind = BSCTP_WIRE_IDENT;
+            id.magic = htonl(bad & 2 ? take16(&in) : BSCTP_IDENT_MAGIC);
             id.jobid = htonl(bad & 4 ? take16(&in) : JOBID);
             id.vpid = htonl(bad & 8 ? take8(&in) : link + 1);
             uint64_t k = bad & 16 ? take16(&in) : JOB_KEY;
@@ -278,7 +278,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         case 2: {   /* a fragment behind a good header */
-            sctp_wire_hdr_t h = {.version = SCTP_WIRE_VERSION, .kind = SCTP_WIRE_FRAG,
+            bsctp_wire_hdr_t h = {.version = BSCTP_WIRE_VERSION, .kind = BSCTP_WIRE_FRAG,
                                  .tag = (uint8_t) take8(&in)};
             size_t len = take16(&in) % (MAX_MSG + 64 - sizeof(h));
             const uint8_t *p = take(&in, &len);
@@ -291,7 +291,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int flags = MSG_NOTIFICATION | (take8(&in) & 1 ? MSG_EOR : 0);
             size_t len = take8(&in);
             const uint8_t *p = take(&in, &len);
-            sctp_assoc_notification(&st, flags, p, len);
+            bsctp_assoc_notification(&st, flags, p, len);
             break;
         }
         case 4:
@@ -301,12 +301,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             partial_delivery_aborted(&st, &in);
             break;
         default:   /* the peer aborted by us, as a bad identification would */
-            sctp_assoc_abort(&st, &links[link], "fuzz");
+            bsctp_assoc_abort(&st, &links[link], "fuzz");
             break;
         }
     }
     for (uint32_t i = 0; i < NLINKS; i++) {
-        sctp_assoc_link_fini(&st, &links[i]);
+        bsctp_assoc_link_fini(&st, &links[i]);
     }
     return 0;
 }

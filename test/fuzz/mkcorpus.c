@@ -14,7 +14,7 @@
 #include <sys/uio.h>
 
 #include "esp_hdr.h"
-#include "esp_modex.h"
+#include "ebtl_modex.h"
 
 static const char *dir;
 
@@ -64,15 +64,15 @@ static void raw_seeds(void)
     out("raw-put", buf, dgram(ESP_T_PUT, 0, 1002, &put, 600, buf));
     out("raw-ack", buf, dgram(ESP_T_ACK, 0, 0, NULL, 0, buf));
 
-    esp_modex_addr_t a[2] = {
+    ebtl_modex_addr_t a[2] = {
         {.family = 4, .prefixlen = 8, .port = 40000, .mtu = 65536, .net_id = 0, .port2 = 40001,
          .addr = {127, 0, 0, 1}},
         {.family = 6, .prefixlen = 64, .port = 40002, .mtu = 1500, .net_id = 1, .port2 = 0,
          .addr = {0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
     };
-    size_t n = esp_modex_encode(ESP_MODEX_KIND_ESP, 0x1122334455667788ull, a, 2, buf, sizeof(buf));
+    size_t n = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 0x1122334455667788ull, a, 2, buf, sizeof(buf));
     out("modex-esp", buf, n);
-    n = esp_modex_encode(ESP_MODEX_KIND_SCTP, 7, a, 1, buf, sizeof(buf));
+    n = ebtl_modex_encode(EBTL_MODEX_KIND_SCTP, 7, a, 1, buf, sizeof(buf));
     out("modex-sctp", buf, n);
 }
 

@@ -1,17 +1,17 @@
-/* Unit tests of CRC-32C (common/esp_crc32c.c). */
+/* Unit tests of CRC-32C (common/ebtl_crc32c.c). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "esp_crc32c.h"
+#include "ebtl_crc32c.h"
 #include "unit.h"
 
-/* Test hooks defined in esp_crc32c.c, deliberately not in its header. */
-extern uint32_t esp_crc32c_table(uint32_t crc, const void *buf, size_t len);
-extern uint32_t esp_crc32c_hw(uint32_t crc, const void *buf, size_t len);
-extern uint32_t esp_crc32c_sse42(uint32_t crc, const void *buf, size_t len);
+/* Test hooks defined in ebtl_crc32c.c, deliberately not in its header. */
+extern uint32_t ebtl_crc32c_table(uint32_t crc, const void *buf, size_t len);
+extern uint32_t ebtl_crc32c_hw(uint32_t crc, const void *buf, size_t len);
+extern uint32_t ebtl_crc32c_sse42(uint32_t crc, const void *buf, size_t len);
 
-/* Block sizes of esp_crc32c.c: the crc32 instruction's interleaved blocks
+/* Block sizes of ebtl_crc32c.c: the crc32 instruction's interleaved blocks
  * (LONG_BLOCK, SHORT_BLOCK), clmul's loop and its least length. */
 enum { LONG_BLOCK = 8192, SHORT_BLOCK = 256, CLMUL_STRIDE = 256, CLMUL_MIN = 512 };
 
@@ -56,7 +56,7 @@ static void known_vectors(void)
         inc[i] = (unsigned char) i;
     }
     uint32_t (*const fns[])(uint32_t, const void *, size_t) = {
-        esp_crc32c, esp_crc32c_table, esp_crc32c_hw, esp_crc32c_sse42};
+        ebtl_crc32c, ebtl_crc32c_table, ebtl_crc32c_hw, ebtl_crc32c_sse42};
     for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
         CHECK(fns[f](0, "123456789", 9) == 0xE3069283u);
         CHECK(fns[f](0, zeros, 32) == 0x8A9136AAu); /* RFC 3720 B.4 */
@@ -77,9 +77,9 @@ static void hw_matches_table(void)
     int bad_hw = 0, bad_ref = 0;
     for (size_t off = 0; off < 8; off++) {
         for (size_t len = 0; len <= 2048; len++) {
-            uint32_t t = esp_crc32c_table(0, buf + off, len);
-            if (esp_crc32c_hw(0, buf + off, len) != t || esp_crc32c(0, buf + off, len) != t
-                || esp_crc32c_sse42(0, buf + off, len) != t) {
+            uint32_t t = ebtl_crc32c_table(0, buf + off, len);
+            if (ebtl_crc32c_hw(0, buf + off, len) != t || ebtl_crc32c(0, buf + off, len) != t
+                || ebtl_crc32c_sse42(0, buf + off, len) != t) {
                 if (bad_hw++ == 0) {
                     printf("    hw != table at offset %zu length %zu\n", off, len);
                 }
@@ -110,10 +110,10 @@ static void block_boundaries(void)
     for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
         for (size_t len = bases[i] - 1; len <= bases[i] + 1 && len <= 200000; len++) {
             for (size_t off = 0; off < 8; off += 3) {
-                uint32_t t = esp_crc32c_table(0, buf + off, len);
+                uint32_t t = ebtl_crc32c_table(0, buf + off, len);
                 checked++;
-                if (esp_crc32c_hw(0, buf + off, len) != t || esp_crc32c(0, buf + off, len) != t
-                    || esp_crc32c_sse42(0, buf + off, len) != t) {
+                if (ebtl_crc32c_hw(0, buf + off, len) != t || ebtl_crc32c(0, buf + off, len) != t
+                    || ebtl_crc32c_sse42(0, buf + off, len) != t) {
                     if (bad++ == 0) {
                         printf("    hw != table at offset %zu length %zu\n", off, len);
                     }
@@ -122,7 +122,7 @@ static void block_boundaries(void)
         }
     }
     /* one long buffer against the independent reference too */
-    CHECK(esp_crc32c(0, buf, 65507) == crc_bitwise(buf, 65507));
+    CHECK(ebtl_crc32c(0, buf, 65507) == crc_bitwise(buf, 65507));
     CHECK(bad == 0);
     CHECK(checked > 0);
     free(buf);
@@ -139,8 +139,8 @@ static void chaining(void)
 {
     enum { LEN = 100000, TRIALS = 200, MAX_CUTS = 16 };
     unsigned char *buf = random_buf(LEN);
-    uint32_t whole = esp_crc32c(0, buf, LEN);
-    CHECK(whole == esp_crc32c_table(0, buf, LEN));
+    uint32_t whole = ebtl_crc32c(0, buf, LEN);
+    CHECK(whole == ebtl_crc32c_table(0, buf, LEN));
     int bad = 0;
     for (int t = 0; t < TRIALS; t++) {
         size_t cuts[MAX_CUTS + 2];
@@ -153,8 +153,8 @@ static void chaining(void)
         qsort(cuts, n + 2, sizeof(cuts[0]), cmp_size);
         uint32_t crc = 0, crc_t = 0;
         for (size_t i = 0; i <= n; i++) {
-            crc = esp_crc32c(crc, buf + cuts[i], cuts[i + 1] - cuts[i]);
-            crc_t = esp_crc32c_table(crc_t, buf + cuts[i], cuts[i + 1] - cuts[i]);
+            crc = ebtl_crc32c(crc, buf + cuts[i], cuts[i + 1] - cuts[i]);
+            crc_t = ebtl_crc32c_table(crc_t, buf + cuts[i], cuts[i + 1] - cuts[i]);
         }
         bad += crc != whole || crc_t != whole;
     }
@@ -162,13 +162,13 @@ static void chaining(void)
     free(buf);
 }
 
-/* esp_crc32c_iov over 1-4 pieces that cover a buffer equals the whole;
+/* ebtl_crc32c_iov over 1-4 pieces that cover a buffer equals the whole;
  * some pieces are empty, and an empty one may have a NULL base. */
 static void iov(void)
 {
     enum { LEN = 70000 };
     unsigned char *buf = random_buf(LEN);
-    uint32_t whole = esp_crc32c(0, buf, LEN);
+    uint32_t whole = ebtl_crc32c(0, buf, LEN);
     int bad = 0;
     for (int t = 0; t < 500; t++) {
         struct iovec v[4];
@@ -183,18 +183,18 @@ static void iov(void)
             v[i].iov_len = piece;
             at += piece;
         }
-        bad += esp_crc32c_iov(v, n) != whole;
+        bad += ebtl_crc32c_iov(v, n) != whole;
     }
     CHECK(bad == 0);
-    CHECK(esp_crc32c_iov(NULL, 0) == 0);
+    CHECK(ebtl_crc32c_iov(NULL, 0) == 0);
     struct iovec two[3] = {{(void *) "1234", 4}, {NULL, 0}, {(void *) "56789", 5}};
-    CHECK(esp_crc32c_iov(two, 3) == 0xE3069283u);
+    CHECK(ebtl_crc32c_iov(two, 3) == 0xE3069283u);
     free(buf);
 }
 
 static void impl_name(void)
 {
-    const char *impl = esp_crc32c_impl();
+    const char *impl = ebtl_crc32c_impl();
 #if defined(__x86_64__) || defined(__i386__)
     /* every x86 we run on has SSE4.2; clmul where VPCLMULQDQ and AVX-512 are */
     __builtin_cpu_init();

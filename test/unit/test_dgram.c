@@ -1,4 +1,4 @@
-/* Unit tests of the UDP datagram layer (common/esp_dgram.c), on 127.0.0.1
+/* Unit tests of the UDP datagram layer (common/ebtl_dgram.c), on 127.0.0.1
  * only. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -8,13 +8,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "esp_dgram.h"
-#include "esp_fault.h"
+#include "ebtl_dgram.h"
+#include "ebtl_fault.h"
 #include "unit.h"
 
-static esp_if_t lo_if(unsigned mtu)
+static ebtl_if_t lo_if(unsigned mtu)
 {
-    esp_if_t ifa;
+    ebtl_if_t ifa;
     memset(&ifa, 0, sizeof(ifa));
     snprintf(ifa.name, sizeof(ifa.name), "lo");
     ifa.family = AF_INET;
@@ -27,20 +27,20 @@ static esp_if_t lo_if(unsigned mtu)
     return ifa;
 }
 
-static bool open_lo_mtu(esp_dgram_sock_t *s, bool gro, unsigned mtu)
+static bool open_lo_mtu(ebtl_dgram_sock_t *s, bool gro, unsigned mtu)
 {
-    esp_if_t ifa = lo_if(mtu);
-    esp_dgram_open_args_t args = {
+    ebtl_if_t ifa = lo_if(mtu);
+    ebtl_dgram_open_args_t args = {
         .iface = &ifa, .port = 0, .rcvbuf = 8u << 20, .sndbuf = 4u << 20, .want_gro = gro};
     char err[256] = "";
-    if (esp_dgram_open(s, &args, err, sizeof(err)) != 0) {
+    if (ebtl_dgram_open(s, &args, err, sizeof(err)) != 0) {
         printf("    open on lo: %s\n", err);
         return false;
     }
     return true;
 }
 
-static bool open_lo(esp_dgram_sock_t *s, bool gro)
+static bool open_lo(ebtl_dgram_sock_t *s, bool gro)
 {
     return open_lo_mtu(s, gro, 65536);
 }
@@ -49,7 +49,7 @@ static bool open_lo(esp_dgram_sock_t *s, bool gro)
 typedef struct got {
     unsigned char *data;
     size_t len;
-    esp_sockaddr_t from;
+    ebtl_sockaddr_t from;
 } got_t;
 
 static void sleep_us(long us)
@@ -60,18 +60,18 @@ static void sleep_us(long us)
 
 /* Poll until want datagrams arrived or about timeout_ms passed (then a
  * little longer, to see any extra). Returns how many, at most cap kept. */
-static unsigned recv_wait(esp_dgram_sock_t *s, got_t *got, unsigned cap, unsigned want,
+static unsigned recv_wait(ebtl_dgram_sock_t *s, got_t *got, unsigned cap, unsigned want,
                           unsigned max_per_call, int timeout_ms)
 {
     unsigned n = 0;
-    uint64_t deadline = esp_dgram_now_ns() + (uint64_t) timeout_ms * 1000000u;
+    uint64_t deadline = ebtl_dgram_now_ns() + (uint64_t) timeout_ms * 1000000u;
     uint64_t extra_until = 0;
-    esp_dgram_msg_t msgs[ESP_DGRAM_RX_BATCH];
+    ebtl_dgram_msg_t msgs[EBTL_DGRAM_RX_BATCH];
     for (;;) {
-        uint64_t now = esp_dgram_now_ns();
-        int r = esp_dgram_recv(s, msgs, max_per_call, now);
+        uint64_t now = ebtl_dgram_now_ns();
+        int r = ebtl_dgram_recv(s, msgs, max_per_call, now);
         if (r < 0) {
-            printf("    esp_dgram_recv: %s\n", strerror(-r));
+            printf("    ebtl_dgram_recv: %s\n", strerror(-r));
             break;
         }
         CHECK((unsigned) r <= max_per_call);
@@ -114,7 +114,7 @@ static void pattern(unsigned char *p, size_t len, unsigned seed)
 
 static void open_two(void)
 {
-    esp_dgram_sock_t a, b;
+    ebtl_dgram_sock_t a, b;
     CHECK(open_lo(&a, false));
     CHECK(open_lo(&b, true));
     CHECK(a.fd >= 0 && b.fd >= 0);
@@ -128,24 +128,24 @@ static void open_two(void)
     CHECK(a.rcvbuf > 0 && a.sndbuf > 0);
     CHECK(a.fault == NULL);
     char buf[64];
-    CHECK_STR_CONTAINS(esp_sockaddr_format(&a.local, buf, sizeof(buf)), "127.0.0.1:");
+    CHECK_STR_CONTAINS(ebtl_sockaddr_format(&a.local, buf, sizeof(buf)), "127.0.0.1:");
     printf("    rcvbuf %zu sndbuf %zu (asked 8 MiB / 4 MiB), gso %d, gro %d\n", a.rcvbuf,
            a.sndbuf, a.gso, b.gro);
-    esp_dgram_close(&a);
-    esp_dgram_close(&b);
-    esp_dgram_close(&b); /* twice is harmless */
+    ebtl_dgram_close(&a);
+    ebtl_dgram_close(&b);
+    ebtl_dgram_close(&b); /* twice is harmless */
 
     /* mtu 0: loopback 65536, else 1500 */
-    esp_if_t ifa = lo_if(0);
-    esp_dgram_open_args_t args = {.iface = &ifa};
+    ebtl_if_t ifa = lo_if(0);
+    ebtl_dgram_open_args_t args = {.iface = &ifa};
     char err[256];
-    CHECK(esp_dgram_open(&a, &args, err, sizeof(err)) == 0);
+    CHECK(ebtl_dgram_open(&a, &args, err, sizeof(err)) == 0);
     CHECK(a.mtu == 65536 && a.max_payload == 65507);
-    esp_dgram_close(&a);
+    ebtl_dgram_close(&a);
     ifa.loopback = false;
-    CHECK(esp_dgram_open(&a, &args, err, sizeof(err)) == 0);
+    CHECK(ebtl_dgram_open(&a, &args, err, sizeof(err)) == 0);
     CHECK(a.mtu == 1500 && a.max_payload == 1472);
-    esp_dgram_close(&a);
+    ebtl_dgram_close(&a);
 }
 
 static void sockaddr_helpers(void)
@@ -153,30 +153,30 @@ static void sockaddr_helpers(void)
     const unsigned char v4[4] = {10, 1, 2, 3};
     unsigned char v6[16] = {0xfd, 0};
     v6[15] = 1;
-    esp_sockaddr_t a, b;
+    ebtl_sockaddr_t a, b;
     char buf[64];
-    esp_sockaddr_set(&a, AF_INET, v4, 4567);
-    CHECK(strcmp(esp_sockaddr_format(&a, buf, sizeof(buf)), "10.1.2.3:4567") == 0);
+    ebtl_sockaddr_set(&a, AF_INET, v4, 4567);
+    CHECK(strcmp(ebtl_sockaddr_format(&a, buf, sizeof(buf)), "10.1.2.3:4567") == 0);
     CHECK(a.len == sizeof(struct sockaddr_in));
-    esp_sockaddr_set(&b, AF_INET, v4, 4567);
-    CHECK(esp_sockaddr_equal(&a, &b));
-    esp_sockaddr_set(&b, AF_INET, v4, 4568);
-    CHECK(!esp_sockaddr_equal(&a, &b));
-    esp_sockaddr_set(&b, AF_INET6, v6, 4567);
-    CHECK(!esp_sockaddr_equal(&a, &b));
-    CHECK(strcmp(esp_sockaddr_format(&b, buf, sizeof(buf)), "[fd00::1]:4567") == 0);
+    ebtl_sockaddr_set(&b, AF_INET, v4, 4567);
+    CHECK(ebtl_sockaddr_equal(&a, &b));
+    ebtl_sockaddr_set(&b, AF_INET, v4, 4568);
+    CHECK(!ebtl_sockaddr_equal(&a, &b));
+    ebtl_sockaddr_set(&b, AF_INET6, v6, 4567);
+    CHECK(!ebtl_sockaddr_equal(&a, &b));
+    CHECK(strcmp(ebtl_sockaddr_format(&b, buf, sizeof(buf)), "[fd00::1]:4567") == 0);
     CHECK(b.len == sizeof(struct sockaddr_in6));
-    esp_sockaddr_set(&a, AF_INET6, v6, 4567);
-    CHECK(esp_sockaddr_equal(&a, &b));
+    ebtl_sockaddr_set(&a, AF_INET6, v6, 4567);
+    CHECK(ebtl_sockaddr_equal(&a, &b));
     v6[15] = 2;
-    esp_sockaddr_set(&a, AF_INET6, v6, 4567);
-    CHECK(!esp_sockaddr_equal(&a, &b));
+    ebtl_sockaddr_set(&a, AF_INET6, v6, 4567);
+    CHECK(!ebtl_sockaddr_equal(&a, &b));
 }
 
 /* One datagram gathered from 3 pieces arrives byte-exact from the sender. */
 static void gathered_send(void)
 {
-    esp_dgram_sock_t a, b;
+    ebtl_dgram_sock_t a, b;
     if (!open_lo(&a, false) || !open_lo(&b, false)) {
         CHECK(0);
         return;
@@ -189,19 +189,19 @@ static void gathered_send(void)
     memcpy(whole + 10, p2, 1000);
     memcpy(whole + 1010, p3, 33);
     struct iovec v[3] = {{p1, sizeof(p1)}, {p2, sizeof(p2)}, {p3, sizeof(p3)}};
-    CHECK(esp_dgram_send(&a, &b.local, v, 3) == 0);
+    CHECK(ebtl_dgram_send(&a, &b.local, v, 3) == 0);
     got_t got[4];
-    unsigned n = recv_wait(&b, got, 4, 1, ESP_DGRAM_RX_BATCH, 1000);
+    unsigned n = recv_wait(&b, got, 4, 1, EBTL_DGRAM_RX_BATCH, 1000);
     CHECK(n == 1);
     if (n >= 1) {
         CHECK(got[0].len == sizeof(whole) && memcmp(got[0].data, whole, sizeof(whole)) == 0);
-        CHECK(esp_sockaddr_equal(&got[0].from, &a.local));
+        CHECK(ebtl_sockaddr_equal(&got[0].from, &a.local));
     }
     CHECK(a.stats.tx_datagrams == 1 && a.stats.tx_bytes == sizeof(whole));
     CHECK(b.stats.rx_datagrams == 1 && b.stats.rx_bytes == sizeof(whole));
     got_free(got, n < 4 ? n : 4);
-    esp_dgram_close(&a);
-    esp_dgram_close(&b);
+    ebtl_dgram_close(&a);
+    ebtl_dgram_close(&b);
 }
 
 /* 40 datagrams of varying sizes from two senders through one queue: the
@@ -210,25 +210,25 @@ static void gathered_send(void)
 static void txq_batch(void)
 {
     enum { N = 40 };
-    esp_dgram_sock_t a, c, b;
+    ebtl_dgram_sock_t a, c, b;
     if (!open_lo(&a, false) || !open_lo(&c, false) || !open_lo(&b, false)) {
         CHECK(0);
         return;
     }
     static unsigned char payload[N][9000];
     size_t len[N];
-    esp_dgram_txq_t q;
-    esp_dgram_txq_init(&q);
+    ebtl_dgram_txq_t q;
+    ebtl_dgram_txq_init(&q);
     for (unsigned i = 0; i < N; i++) {
-        unsigned char hdr[ESP_DGRAM_HDR_COPY];
+        unsigned char hdr[EBTL_DGRAM_HDR_COPY];
         size_t hl = 4 + i % 3 * 40;
         memset(hdr, (int) i, hl);
         memcpy(hdr, &i, sizeof(i));
         len[i] = (i * 1777) % 9000;
         pattern(payload[i], len[i], i);
         struct iovec v[3] = {{hdr, hl}, {payload[i], len[i] / 2}, {payload[i] + len[i] / 2, len[i] - len[i] / 2}};
-        esp_dgram_sock_t *from = i >= 20 && i < 30 ? &c : &a;
-        CHECK(esp_dgram_txq_add(&q, from, &b.local, v, i % 2 ? 3 : 2) == 0);
+        ebtl_dgram_sock_t *from = i >= 20 && i < 30 ? &c : &a;
+        CHECK(ebtl_dgram_txq_add(&q, from, &b.local, v, i % 2 ? 3 : 2) == 0);
         if (i % 2 == 0) {
             len[i] = len[i] / 2; /* only two pieces sent */
         }
@@ -236,67 +236,67 @@ static void txq_batch(void)
         len[i] += hl;
     }
     CHECK(q.count == N);
-    CHECK(esp_dgram_txq_flush(&q) == 0);
+    CHECK(ebtl_dgram_txq_flush(&q) == 0);
     CHECK(q.count == 0);
     CHECK(a.stats.tx_datagrams == 30 && c.stats.tx_datagrams == 10);
     got_t got[N + 4];
-    unsigned n = recv_wait(&b, got, N + 4, N, ESP_DGRAM_RX_BATCH, 1000);
+    unsigned n = recv_wait(&b, got, N + 4, N, EBTL_DGRAM_RX_BATCH, 1000);
     CHECK(n == N);
     int bad = 0;
     for (unsigned i = 0; i < n && i < N; i++) {
         unsigned id;
         memcpy(&id, got[i].data, sizeof(id));
         size_t hl = 4 + i % 3 * 40;
-        unsigned char want[9000 + ESP_DGRAM_HDR_COPY];
+        unsigned char want[9000 + EBTL_DGRAM_HDR_COPY];
         memset(want, (int) i, hl);
         memcpy(want, &i, sizeof(i));
         memcpy(want + hl, payload[i], len[i] - hl);
         bad += id != i || got[i].len != len[i] || memcmp(got[i].data, want, len[i]) != 0;
-        bad += !esp_sockaddr_equal(&got[i].from, i >= 20 && i < 30 ? &c.local : &a.local);
+        bad += !ebtl_sockaddr_equal(&got[i].from, i >= 20 && i < 30 ? &c.local : &a.local);
     }
     CHECK(bad == 0);
     got_free(got, n < N + 4 ? n : N + 4);
-    esp_dgram_close(&a);
-    esp_dgram_close(&b);
-    esp_dgram_close(&c);
+    ebtl_dgram_close(&a);
+    ebtl_dgram_close(&b);
+    ebtl_dgram_close(&c);
 }
 
 /* More than a queue holds: it flushes itself; bad arguments are refused. */
 static void txq_autoflush(void)
 {
-    enum { N = 3 * ESP_DGRAM_TXQ_LEN + 5 };
-    esp_dgram_sock_t a, b;
+    enum { N = 3 * EBTL_DGRAM_TXQ_LEN + 5 };
+    ebtl_dgram_sock_t a, b;
     if (!open_lo(&a, false) || !open_lo(&b, false)) {
         CHECK(0);
         return;
     }
-    esp_dgram_txq_t q;
-    esp_dgram_txq_init(&q);
-    unsigned char big[ESP_DGRAM_HDR_COPY + 1];
+    ebtl_dgram_txq_t q;
+    ebtl_dgram_txq_init(&q);
+    unsigned char big[EBTL_DGRAM_HDR_COPY + 1];
     memset(big, 0, sizeof(big));
-    struct iovec v[ESP_DGRAM_MAX_IOV + 1];
-    for (int i = 0; i <= ESP_DGRAM_MAX_IOV; i++) {
+    struct iovec v[EBTL_DGRAM_MAX_IOV + 1];
+    for (int i = 0; i <= EBTL_DGRAM_MAX_IOV; i++) {
         v[i].iov_base = big;
         v[i].iov_len = 1;
     }
-    CHECK(esp_dgram_txq_add(&q, &a, &b.local, v, 0) == -EINVAL);
-    CHECK(esp_dgram_txq_add(&q, &a, &b.local, v, ESP_DGRAM_MAX_IOV + 1) == -EINVAL);
-    v[0].iov_len = ESP_DGRAM_HDR_COPY + 1;
-    CHECK(esp_dgram_txq_add(&q, &a, &b.local, v, 1) == -EINVAL);
+    CHECK(ebtl_dgram_txq_add(&q, &a, &b.local, v, 0) == -EINVAL);
+    CHECK(ebtl_dgram_txq_add(&q, &a, &b.local, v, EBTL_DGRAM_MAX_IOV + 1) == -EINVAL);
+    v[0].iov_len = EBTL_DGRAM_HDR_COPY + 1;
+    CHECK(ebtl_dgram_txq_add(&q, &a, &b.local, v, 1) == -EINVAL);
     CHECK(q.count == 0);
-    v[0].iov_len = ESP_DGRAM_HDR_COPY;
-    CHECK(esp_dgram_txq_add(&q, &a, &b.local, v, ESP_DGRAM_MAX_IOV) == 0);
-    esp_dgram_txq_flush(&q);
-    CHECK(recv_wait(&b, NULL, 0, 1, ESP_DGRAM_RX_BATCH, 1000) == 1);
+    v[0].iov_len = EBTL_DGRAM_HDR_COPY;
+    CHECK(ebtl_dgram_txq_add(&q, &a, &b.local, v, EBTL_DGRAM_MAX_IOV) == 0);
+    ebtl_dgram_txq_flush(&q);
+    CHECK(recv_wait(&b, NULL, 0, 1, EBTL_DGRAM_RX_BATCH, 1000) == 1);
 
     for (unsigned i = 0; i < N; i++) {
         unsigned char hdr[8];
         memcpy(hdr, &i, sizeof(i));
         struct iovec one = {hdr, 4};
-        CHECK(esp_dgram_txq_add(&q, &a, &b.local, &one, 1) == 0);
-        CHECK(q.count >= 1 && q.count <= ESP_DGRAM_TXQ_LEN);
+        CHECK(ebtl_dgram_txq_add(&q, &a, &b.local, &one, 1) == 0);
+        CHECK(q.count >= 1 && q.count <= EBTL_DGRAM_TXQ_LEN);
     }
-    CHECK(esp_dgram_txq_flush(&q) == 0);
+    CHECK(ebtl_dgram_txq_flush(&q) == 0);
     got_t got[N + 4];
     unsigned n = recv_wait(&b, got, N + 4, N, 7, 1000);
     CHECK(n == N);
@@ -308,35 +308,35 @@ static void txq_autoflush(void)
     }
     CHECK(bad == 0);
     got_free(got, n < N + 4 ? n : N + 4);
-    CHECK(esp_dgram_txq_flush(&q) == 0); /* empty */
-    esp_dgram_close(&a);
-    esp_dgram_close(&b);
+    CHECK(ebtl_dgram_txq_flush(&q) == 0); /* empty */
+    ebtl_dgram_close(&a);
+    ebtl_dgram_close(&b);
 }
 
 /* The largest datagram goes through; one byte more fails and nothing
  * arrives, also from a send queue. */
 static void max_and_oversize(void)
 {
-    esp_dgram_sock_t a, b;
+    ebtl_dgram_sock_t a, b;
     if (!open_lo(&a, false) || !open_lo(&b, false)) {
         CHECK(0);
         return;
     }
-    static unsigned char buf[ESP_DGRAM_MAX_PAYLOAD + 1];
+    static unsigned char buf[EBTL_DGRAM_MAX_PAYLOAD + 1];
     pattern(buf, sizeof(buf), 77);
-    struct iovec v = {buf, ESP_DGRAM_MAX_PAYLOAD};
-    CHECK(esp_dgram_send(&a, &b.local, &v, 1) == 0);
+    struct iovec v = {buf, EBTL_DGRAM_MAX_PAYLOAD};
+    CHECK(ebtl_dgram_send(&a, &b.local, &v, 1) == 0);
     got_t got[2];
-    unsigned n = recv_wait(&b, got, 2, 1, ESP_DGRAM_RX_BATCH, 1000);
+    unsigned n = recv_wait(&b, got, 2, 1, EBTL_DGRAM_RX_BATCH, 1000);
     CHECK(n == 1);
     if (n >= 1) {
-        CHECK(got[0].len == ESP_DGRAM_MAX_PAYLOAD &&
-              memcmp(got[0].data, buf, ESP_DGRAM_MAX_PAYLOAD) == 0);
+        CHECK(got[0].len == EBTL_DGRAM_MAX_PAYLOAD &&
+              memcmp(got[0].data, buf, EBTL_DGRAM_MAX_PAYLOAD) == 0);
     }
     got_free(got, n < 2 ? n : 2);
 
-    v.iov_len = ESP_DGRAM_MAX_PAYLOAD + 1;
-    int rc = esp_dgram_send(&a, &b.local, &v, 1);
+    v.iov_len = EBTL_DGRAM_MAX_PAYLOAD + 1;
+    int rc = ebtl_dgram_send(&a, &b.local, &v, 1);
     CHECK(rc < 0);
     if (rc != -EMSGSIZE) {
         printf("    oversize send returned %d (%s)\n", rc, strerror(-rc));
@@ -344,26 +344,26 @@ static void max_and_oversize(void)
     CHECK(a.stats.tx_errors == 1);
 
     /* in a queue: that one dropped, its neighbours sent */
-    esp_dgram_txq_t q;
-    esp_dgram_txq_init(&q);
+    ebtl_dgram_txq_t q;
+    ebtl_dgram_txq_init(&q);
     unsigned char h[4] = {1, 2, 3, 4};
     struct iovec ok[2] = {{h, 4}, {buf, 100}};
-    struct iovec over[2] = {{h, 4}, {buf, ESP_DGRAM_MAX_PAYLOAD - 3}};
-    CHECK(esp_dgram_txq_add(&q, &a, &b.local, ok, 2) == 0);
-    CHECK(esp_dgram_txq_add(&q, &a, &b.local, over, 2) == 0);
-    CHECK(esp_dgram_txq_add(&q, &a, &b.local, ok, 2) == 0);
-    CHECK(esp_dgram_txq_flush(&q) == 1);
+    struct iovec over[2] = {{h, 4}, {buf, EBTL_DGRAM_MAX_PAYLOAD - 3}};
+    CHECK(ebtl_dgram_txq_add(&q, &a, &b.local, ok, 2) == 0);
+    CHECK(ebtl_dgram_txq_add(&q, &a, &b.local, over, 2) == 0);
+    CHECK(ebtl_dgram_txq_add(&q, &a, &b.local, ok, 2) == 0);
+    CHECK(ebtl_dgram_txq_flush(&q) == 1);
     CHECK(a.stats.tx_errors == 2);
-    n = recv_wait(&b, NULL, 0, 2, ESP_DGRAM_RX_BATCH, 1000);
+    n = recv_wait(&b, NULL, 0, 2, EBTL_DGRAM_RX_BATCH, 1000);
     CHECK(n == 2);
-    esp_dgram_close(&a);
-    esp_dgram_close(&b);
+    ebtl_dgram_close(&a);
+    ebtl_dgram_close(&b);
 }
 
 /* A datagram longer than the receive buffer is counted and dropped. */
 static void truncated_dropped(void)
 {
-    esp_dgram_sock_t a, b;
+    ebtl_dgram_sock_t a, b;
     if (!open_lo(&a, false) || !open_lo_mtu(&b, false, 1500)) {
         CHECK(0);
         return;
@@ -372,18 +372,18 @@ static void truncated_dropped(void)
     static unsigned char buf[2000];
     pattern(buf, sizeof(buf), 5);
     struct iovec big = {buf, 2000}, small = {buf, 1000};
-    CHECK(esp_dgram_send(&a, &b.local, &big, 1) == 0);
-    CHECK(esp_dgram_send(&a, &b.local, &small, 1) == 0);
+    CHECK(ebtl_dgram_send(&a, &b.local, &big, 1) == 0);
+    CHECK(ebtl_dgram_send(&a, &b.local, &small, 1) == 0);
     got_t got[2];
-    unsigned n = recv_wait(&b, got, 2, 1, ESP_DGRAM_RX_BATCH, 1000);
+    unsigned n = recv_wait(&b, got, 2, 1, EBTL_DGRAM_RX_BATCH, 1000);
     CHECK(n == 1);
     if (n >= 1) {
         CHECK(got[0].len == 1000 && memcmp(got[0].data, buf, 1000) == 0);
     }
     CHECK(b.stats.rx_truncated == 1 && b.stats.rx_datagrams == 1);
     got_free(got, n < 2 ? n : 2);
-    esp_dgram_close(&a);
-    esp_dgram_close(&b);
+    ebtl_dgram_close(&a);
+    ebtl_dgram_close(&b);
 }
 
 /* Segments from one send_gso: each an independent datagram, in order,
@@ -391,7 +391,7 @@ static void truncated_dropped(void)
  * layer falls back to one by one. */
 static void gso_case(bool gro, bool force_fallback, size_t len, size_t seg, unsigned max_per_call)
 {
-    esp_dgram_sock_t a, b;
+    ebtl_dgram_sock_t a, b;
     if (!open_lo(&a, false) || !open_lo(&b, gro)) {
         CHECK(0);
         return;
@@ -402,7 +402,7 @@ static void gso_case(bool gro, bool force_fallback, size_t len, size_t seg, unsi
     unsigned char *buf = malloc(len);
     pattern(buf, len, 9);
     unsigned want = (unsigned) ((len + seg - 1) / seg);
-    CHECK(esp_dgram_send_gso(&a, &b.local, buf, len, seg) == 0);
+    CHECK(ebtl_dgram_send_gso(&a, &b.local, buf, len, seg) == 0);
     CHECK(a.stats.tx_datagrams == want && a.stats.tx_bytes == len);
     got_t *got = calloc(want + 4, sizeof(*got));
     unsigned n = recv_wait(&b, got, want + 4, want, max_per_call, 1000);
@@ -411,57 +411,57 @@ static void gso_case(bool gro, bool force_fallback, size_t len, size_t seg, unsi
     for (unsigned i = 0; i < n && i < want; i++) {
         size_t l = i + 1 < want ? seg : len - (size_t) i * seg;
         bad += got[i].len != l || memcmp(got[i].data, buf + (size_t) i * seg, l) != 0;
-        bad += !esp_sockaddr_equal(&got[i].from, &a.local);
+        bad += !ebtl_sockaddr_equal(&got[i].from, &a.local);
     }
     CHECK(bad == 0);
     CHECK(b.stats.rx_datagrams == want);
     got_free(got, n < want + 4 ? n : want + 4);
     free(got);
     free(buf);
-    esp_dgram_close(&a);
-    esp_dgram_close(&b);
+    ebtl_dgram_close(&a);
+    ebtl_dgram_close(&b);
 }
 
 static void gso_ten_segments(void)
 {
-    esp_dgram_sock_t a;
+    ebtl_dgram_sock_t a;
     if (open_lo(&a, false)) {
         bool probed = a.gso;
         static unsigned char two[2000];
-        CHECK(esp_dgram_send_gso(&a, &a.local, two, sizeof(two), 1000) == 0);
+        CHECK(ebtl_dgram_send_gso(&a, &a.local, two, sizeof(two), 1000) == 0);
         printf("    UDP GSO %s\n", !probed ? "not available (one by one)"
                                    : a.gso ? "available and used"
                                            : "refused at send (fell back to one by one)");
-        esp_dgram_close(&a);
+        ebtl_dgram_close(&a);
     }
-    gso_case(false, false, 10000, 1000, ESP_DGRAM_RX_BATCH);
+    gso_case(false, false, 10000, 1000, EBTL_DGRAM_RX_BATCH);
 }
 
 static void gso_to_gro_receiver(void)
 {
-    gso_case(true, false, 10000, 1000, ESP_DGRAM_RX_BATCH);
+    gso_case(true, false, 10000, 1000, EBTL_DGRAM_RX_BATCH);
     gso_case(true, false, 10000, 1000, 3); /* split kept for the next calls */
     gso_case(true, false, 9500, 1000, 1);  /* last segment shorter */
 }
 
 static void gso_many_segments(void)
 {
-    gso_case(false, false, 150 * 400, 400, ESP_DGRAM_RX_BATCH); /* > 64 per call: split */
-    gso_case(true, false, 150 * 400, 400, ESP_DGRAM_RX_BATCH);
-    gso_case(false, false, 3 * 30000, 30000, ESP_DGRAM_RX_BATCH); /* 2 per call */
+    gso_case(false, false, 150 * 400, 400, EBTL_DGRAM_RX_BATCH); /* > 64 per call: split */
+    gso_case(true, false, 150 * 400, 400, EBTL_DGRAM_RX_BATCH);
+    gso_case(false, false, 3 * 30000, 30000, EBTL_DGRAM_RX_BATCH); /* 2 per call */
 }
 
 static void gso_fallback(void)
 {
-    gso_case(false, true, 10000, 1000, ESP_DGRAM_RX_BATCH);
-    gso_case(true, true, 10000, 1000, ESP_DGRAM_RX_BATCH);
-    esp_dgram_sock_t a;
+    gso_case(false, true, 10000, 1000, EBTL_DGRAM_RX_BATCH);
+    gso_case(true, true, 10000, 1000, EBTL_DGRAM_RX_BATCH);
+    ebtl_dgram_sock_t a;
     if (open_lo(&a, false)) {
         static unsigned char buf[10];
-        CHECK(esp_dgram_send_gso(&a, &a.local, buf, sizeof(buf), 0) == -EINVAL);
-        CHECK(esp_dgram_send_gso(&a, &a.local, buf, 0, 1000) == 0);
+        CHECK(ebtl_dgram_send_gso(&a, &a.local, buf, sizeof(buf), 0) == -EINVAL);
+        CHECK(ebtl_dgram_send_gso(&a, &a.local, buf, 0, 1000) == 0);
         CHECK(a.stats.tx_datagrams == 0);
-        esp_dgram_close(&a);
+        ebtl_dgram_close(&a);
     }
 }
 
@@ -469,25 +469,25 @@ static void gso_fallback(void)
  * exactly what it did not drop. */
 static void fault_drop_half(void)
 {
-    esp_dgram_sock_t a, b;
+    ebtl_dgram_sock_t a, b;
     if (!open_lo(&a, false) || !open_lo(&b, false)) {
         CHECK(0);
         return;
     }
-    esp_fault_config_t cfg = {.drop = 0.5, .seed = 42};
-    b.fault = esp_fault_create(&cfg, b.rx_buf_size);
+    ebtl_fault_config_t cfg = {.drop = 0.5, .seed = 42};
+    b.fault = ebtl_fault_create(&cfg, b.rx_buf_size);
     CHECK(b.fault != NULL);
     unsigned received = 0;
     for (unsigned i = 0; i < 1000; i += 50) {
         for (unsigned j = i; j < i + 50; j++) {
             struct iovec v = {&j, sizeof(j)};
-            CHECK(esp_dgram_send(&a, &b.local, &v, 1) == 0);
+            CHECK(ebtl_dgram_send(&a, &b.local, &v, 1) == 0);
         }
         /* wait until the layer has seen all 50 */
-        uint64_t deadline = esp_dgram_now_ns() + 1000000000u;
-        esp_dgram_msg_t msgs[ESP_DGRAM_RX_BATCH];
-        while (esp_fault_stats(b.fault)->seen < i + 50 && esp_dgram_now_ns() < deadline) {
-            int r = esp_dgram_recv(&b, msgs, ESP_DGRAM_RX_BATCH, esp_dgram_now_ns());
+        uint64_t deadline = ebtl_dgram_now_ns() + 1000000000u;
+        ebtl_dgram_msg_t msgs[EBTL_DGRAM_RX_BATCH];
+        while (ebtl_fault_stats(b.fault)->seen < i + 50 && ebtl_dgram_now_ns() < deadline) {
+            int r = ebtl_dgram_recv(&b, msgs, EBTL_DGRAM_RX_BATCH, ebtl_dgram_now_ns());
             CHECK(r >= 0);
             if (r > 0) {
                 received += (unsigned) r;
@@ -496,16 +496,16 @@ static void fault_drop_half(void)
             }
         }
     }
-    received += recv_wait(&b, NULL, 0, 0, ESP_DGRAM_RX_BATCH, 50);
-    const esp_fault_stats_t *st = esp_fault_stats(b.fault);
+    received += recv_wait(&b, NULL, 0, 0, EBTL_DGRAM_RX_BATCH, 50);
+    const ebtl_fault_stats_t *st = ebtl_fault_stats(b.fault);
     CHECK(st->seen == 1000);
     CHECK(received == 1000 - st->dropped);
     CHECK(st->dropped > 400 && st->dropped < 600);
     CHECK(b.stats.rx_datagrams == 1000);
     printf("    1000 sent, %llu dropped, %u received\n", (unsigned long long) st->dropped,
            received);
-    esp_dgram_close(&a);
-    esp_dgram_close(&b); /* destroys the fault layer too */
+    ebtl_dgram_close(&a);
+    ebtl_dgram_close(&b); /* destroys the fault layer too */
     CHECK(b.fault == NULL);
 }
 
@@ -515,20 +515,20 @@ static void fault_drop_half(void)
 static void fault_dup_reorder(void)
 {
     enum { N = 300 };
-    esp_dgram_sock_t a, b;
+    ebtl_dgram_sock_t a, b;
     if (!open_lo(&a, false) || !open_lo(&b, false)) {
         CHECK(0);
         return;
     }
-    esp_fault_config_t cfg = {.duplicate = 0.5, .reorder = 0.3, .seed = 5, .hold_ns = 1000000};
-    b.fault = esp_fault_create(&cfg, b.rx_buf_size);
+    ebtl_fault_config_t cfg = {.duplicate = 0.5, .reorder = 0.3, .seed = 5, .hold_ns = 1000000};
+    b.fault = ebtl_fault_create(&cfg, b.rx_buf_size);
     for (unsigned j = 0; j < N; j++) {
         struct iovec v = {&j, sizeof(j)};
-        CHECK(esp_dgram_send(&a, &b.local, &v, 1) == 0);
+        CHECK(ebtl_dgram_send(&a, &b.local, &v, 1) == 0);
     }
     got_t got[2 * N + 4];
     unsigned n = recv_wait(&b, got, 2 * N + 4, 2 * N + 4, 1, 300);
-    const esp_fault_stats_t *st = esp_fault_stats(b.fault);
+    const ebtl_fault_stats_t *st = ebtl_fault_stats(b.fault);
     CHECK(st->seen == N);
     CHECK(n == N + st->duplicated);
     unsigned count[N] = {0};
@@ -536,7 +536,7 @@ static void fault_dup_reorder(void)
     for (unsigned i = 0; i < n && i < 2 * N + 4; i++) {
         unsigned id;
         memcpy(&id, got[i].data, sizeof(id));
-        bad += got[i].len != sizeof(id) || id >= N || !esp_sockaddr_equal(&got[i].from, &a.local);
+        bad += got[i].len != sizeof(id) || id >= N || !ebtl_sockaddr_equal(&got[i].from, &a.local);
         if (id < N) {
             count[id]++;
         }
@@ -550,45 +550,45 @@ static void fault_dup_reorder(void)
     CHECK(twice == st->duplicated);
     CHECK(st->reordered > 0 && st->duplicated > 0);
     got_free(got, n < 2 * N + 4 ? n : 2 * N + 4);
-    esp_dgram_close(&a);
-    esp_dgram_close(&b);
+    ebtl_dgram_close(&a);
+    ebtl_dgram_close(&b);
 }
 
 static void recv_empty(void)
 {
-    esp_dgram_sock_t b;
+    ebtl_dgram_sock_t b;
     if (!open_lo(&b, true)) {
         CHECK(0);
         return;
     }
-    esp_dgram_msg_t msgs[ESP_DGRAM_RX_BATCH];
-    CHECK(esp_dgram_recv(&b, msgs, ESP_DGRAM_RX_BATCH, esp_dgram_now_ns()) == 0);
-    CHECK(esp_dgram_recv(&b, msgs, 0, esp_dgram_now_ns()) == 0);
-    esp_fault_config_t cfg = {.drop = 0.5, .reorder = 0.5, .seed = 1};
-    b.fault = esp_fault_create(&cfg, b.rx_buf_size);
-    CHECK(esp_dgram_recv(&b, msgs, ESP_DGRAM_RX_BATCH, esp_dgram_now_ns()) == 0);
-    esp_dgram_close(&b);
+    ebtl_dgram_msg_t msgs[EBTL_DGRAM_RX_BATCH];
+    CHECK(ebtl_dgram_recv(&b, msgs, EBTL_DGRAM_RX_BATCH, ebtl_dgram_now_ns()) == 0);
+    CHECK(ebtl_dgram_recv(&b, msgs, 0, ebtl_dgram_now_ns()) == 0);
+    ebtl_fault_config_t cfg = {.drop = 0.5, .reorder = 0.5, .seed = 1};
+    b.fault = ebtl_fault_create(&cfg, b.rx_buf_size);
+    CHECK(ebtl_dgram_recv(&b, msgs, EBTL_DGRAM_RX_BATCH, ebtl_dgram_now_ns()) == 0);
+    ebtl_dgram_close(&b);
 }
 
 /* Binding an address this host does not have fails with a message naming
  * it (TEST-NET-1: only bind is tried, nothing is sent). */
 static void open_foreign_address(void)
 {
-    esp_if_t ifa = lo_if(1500);
+    ebtl_if_t ifa = lo_if(1500);
     ifa.addr[0] = 192;
     ifa.addr[1] = 0;
     ifa.addr[2] = 2;
     ifa.addr[3] = 1;
     ifa.prefixlen = 24;
     ifa.loopback = false;
-    esp_dgram_open_args_t args = {.iface = &ifa};
-    esp_dgram_sock_t s;
+    ebtl_dgram_open_args_t args = {.iface = &ifa};
+    ebtl_dgram_sock_t s;
     char err[256] = "";
-    CHECK(esp_dgram_open(&s, &args, err, sizeof(err)) == -1);
+    CHECK(ebtl_dgram_open(&s, &args, err, sizeof(err)) == -1);
     CHECK_STR_CONTAINS(err, "192.0.2.1");
     CHECK_STR_CONTAINS(err, strerror(EADDRNOTAVAIL));
     CHECK(s.fd == -1 && s.rx == NULL);
-    esp_dgram_close(&s); /* harmless after a failed open */
+    ebtl_dgram_close(&s); /* harmless after a failed open */
     printf("    %s\n", err);
 }
 

@@ -1,9 +1,9 @@
-/* Unit tests of the fault layer (common/esp_fault.c). */
+/* Unit tests of the fault layer (common/ebtl_fault.c). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "esp_fault.h"
+#include "ebtl_fault.h"
 #include "unit.h"
 
 /* Every payload: its number three times (so it is known even when one byte
@@ -71,7 +71,7 @@ typedef struct obs {
     bool any_seen;
     uint64_t *seq;              /* (id, hash) of every output, when recording */
     size_t seq_len, seq_cap;
-    esp_fault_stats_t stats;
+    ebtl_fault_stats_t stats;
     unsigned held_at_end;       /* outputs of the final flush */
 } obs_t;
 
@@ -96,7 +96,7 @@ static void obs_free(obs_t *o)
     free(o->seq);
 }
 
-static void observe(obs_t *o, const esp_fault_pkt_t *p)
+static void observe(obs_t *o, const ebtl_fault_pkt_t *p)
 {
     o->outputs++;
     if (p->len != PAY) {
@@ -145,18 +145,18 @@ enum cap_mode { CAP_ROOMY, CAP_TIGHT };
  * step_ns per arrival; then release what is held with an empty call far in
  * the future.
  */
-static void run(const esp_fault_config_t *cfg, uint64_t n, unsigned batch, uint64_t batch_seed,
+static void run(const ebtl_fault_config_t *cfg, uint64_t n, unsigned batch, uint64_t batch_seed,
                 uint64_t step_ns, enum cap_mode mode, obs_t *o, bool record)
 {
     obs_init(o, n, record);
-    esp_fault_t *f = esp_fault_create(cfg, PAY);
+    ebtl_fault_t *f = ebtl_fault_create(cfg, PAY);
     CHECK(f != NULL);
     if (f == NULL) {
         return;
     }
     trng_state = batch_seed | 1;
     static unsigned char bufs[BATCH_MAX][PAY];
-    esp_fault_pkt_t pkts[CAP_MAX];
+    ebtl_fault_pkt_t pkts[CAP_MAX];
     uint64_t now = 1000000, id = 0;
     while (id < n) {
         unsigned k = batch ? batch : 1 + (unsigned) (trng() % BATCH_MAX);
@@ -172,7 +172,7 @@ static void run(const esp_fault_config_t *cfg, uint64_t n, unsigned batch, uint6
         id += k;
         now += step_ns * k;
         unsigned cap = mode == CAP_TIGHT ? k + 2 : CAP_MAX;
-        unsigned got = esp_fault_filter(f, pkts, k, cap, now);
+        unsigned got = ebtl_fault_filter(f, pkts, k, cap, now);
         CHECK(got <= cap);
         for (unsigned i = 0; i < got && i < cap; i++) {
             observe(o, &pkts[i]);
@@ -180,14 +180,14 @@ static void run(const esp_fault_config_t *cfg, uint64_t n, unsigned batch, uint6
     }
     for (int round = 0; round < 4; round++) { /* a tight cap may defer releases */
         now += 1000000000ull;
-        unsigned got = esp_fault_filter(f, pkts, 0, mode == CAP_TIGHT ? 2 : CAP_MAX, now);
+        unsigned got = ebtl_fault_filter(f, pkts, 0, mode == CAP_TIGHT ? 2 : CAP_MAX, now);
         o->held_at_end += got;
         for (unsigned i = 0; i < got; i++) {
             observe(o, &pkts[i]);
         }
     }
-    o->stats = *esp_fault_stats(f);
-    esp_fault_destroy(f);
+    o->stats = *ebtl_fault_stats(f);
+    ebtl_fault_destroy(f);
 }
 
 static uint64_t count_ids(const obs_t *o, unsigned times)
@@ -233,7 +233,7 @@ static void check_accounting(const obs_t *o)
 }
 
 /* Measured rates: drop of all arrivals, the others of those not dropped. */
-static void check_rates(const esp_fault_config_t *cfg, const obs_t *o)
+static void check_rates(const ebtl_fault_config_t *cfg, const obs_t *o)
 {
     double kept = (double) (o->n - o->stats.dropped);
     check_accounting(o);
@@ -263,7 +263,7 @@ static void check_rates(const esp_fault_config_t *cfg, const obs_t *o)
 
 static void rate_case(double drop, double dup, double corrupt, double reorder, uint64_t n)
 {
-    esp_fault_config_t cfg = {.drop = drop, .duplicate = dup, .corrupt = corrupt,
+    ebtl_fault_config_t cfg = {.drop = drop, .duplicate = dup, .corrupt = corrupt,
                               .reorder = reorder, .seed = 12345};
     obs_t o;
     run(&cfg, n, 0, 99, 1000, CAP_ROOMY, &o, false);
@@ -308,7 +308,7 @@ static bool same_seq(const obs_t *a, const obs_t *b)
 
 static void determinism(void)
 {
-    esp_fault_config_t cfg = {.drop = 0.2, .duplicate = 0.05, .corrupt = 0.05, .reorder = 0.1,
+    ebtl_fault_config_t cfg = {.drop = 0.2, .duplicate = 0.05, .corrupt = 0.05, .reorder = 0.1,
                               .seed = 7};
     obs_t a, b, c, d;
     run(&cfg, 20000, 0, 5, 1000, CAP_ROOMY, &a, true);
@@ -334,7 +334,7 @@ static void determinism(void)
  * last few by time. */
 static void exactly_once(void)
 {
-    esp_fault_config_t cfg = {.drop = 0.1, .duplicate = 0.1, .reorder = 0.3, .seed = 3};
+    ebtl_fault_config_t cfg = {.drop = 0.1, .duplicate = 0.1, .reorder = 0.3, .seed = 3};
     obs_t o;
     run(&cfg, 50000, 0, 11, 1000, CAP_ROOMY, &o, false);
     check_accounting(&o);
@@ -348,7 +348,7 @@ static void exactly_once(void)
  * do not fit wait or are skipped, nothing is lost or invented. */
 static void tight_cap(void)
 {
-    esp_fault_config_t cfg = {.drop = 0.1, .duplicate = 0.5, .reorder = 0.5, .seed = 4};
+    ebtl_fault_config_t cfg = {.drop = 0.1, .duplicate = 0.5, .reorder = 0.5, .seed = 4};
     obs_t o;
     run(&cfg, 50000, 0, 13, 1000, CAP_TIGHT, &o, false);
     check_accounting(&o);
@@ -363,10 +363,10 @@ static void release_by_time(void)
     static const uint64_t holds[] = {1000, 0 /* default: 200 us */};
     for (size_t h = 0; h < 2; h++) {
         uint64_t hold = holds[h] ? holds[h] : 200000;
-        esp_fault_config_t cfg = {.reorder = 1, .seed = 1, .hold_ns = holds[h]};
-        esp_fault_t *f = esp_fault_create(&cfg, PAY);
+        ebtl_fault_config_t cfg = {.reorder = 1, .seed = 1, .hold_ns = holds[h]};
+        ebtl_fault_t *f = ebtl_fault_create(&cfg, PAY);
         unsigned char bufs[3][PAY];
-        esp_fault_pkt_t pkts[8];
+        ebtl_fault_pkt_t pkts[8];
         for (unsigned i = 0; i < 3; i++) {
             fill(bufs[i], i);
             pkts[i].buf = bufs[i];
@@ -374,18 +374,18 @@ static void release_by_time(void)
             memset(pkts[i].from, 0x40 + (int) i, sizeof(pkts[i].from));
         }
         uint64_t t0 = 5000000;
-        CHECK(esp_fault_filter(f, pkts, 3, 8, t0) == 0);
+        CHECK(ebtl_fault_filter(f, pkts, 3, 8, t0) == 0);
         memset(bufs, 0, sizeof(bufs)); /* held as copies */
-        CHECK(esp_fault_filter(f, pkts, 0, 8, t0 + hold - 1) == 0);
-        unsigned got = esp_fault_filter(f, pkts, 0, 8, t0 + hold);
+        CHECK(ebtl_fault_filter(f, pkts, 0, 8, t0 + hold - 1) == 0);
+        unsigned got = ebtl_fault_filter(f, pkts, 0, 8, t0 + hold);
         CHECK(got == 3);
         for (unsigned i = 0; i < got && i < 3; i++) {
             CHECK(pkts[i].len == PAY && id_of(pkts[i].buf) == i && diff_bytes(pkts[i].buf, i) == 0);
             CHECK(pkts[i].from[0] == 0x40 + i && pkts[i].from[31] == 0x40 + i);
         }
-        CHECK(esp_fault_filter(f, pkts, 0, 8, t0 + 10 * hold) == 0);
-        CHECK(esp_fault_stats(f)->reordered == 3);
-        esp_fault_destroy(f);
+        CHECK(ebtl_fault_filter(f, pkts, 0, 8, t0 + 10 * hold) == 0);
+        CHECK(ebtl_fault_stats(f)->reordered == 3);
+        ebtl_fault_destroy(f);
     }
 }
 
@@ -396,16 +396,16 @@ static void release_by_arrivals(void)
     for (uint64_t seed = 1; seed <= 200; seed++) {
         /* find, for this seed, the first datagram held, then feed single
          * datagrams until it comes out */
-        esp_fault_config_t cfg = {.reorder = 0.3, .seed = seed, .hold_ns = 1000000000};
-        esp_fault_t *f = esp_fault_create(&cfg, PAY);
+        ebtl_fault_config_t cfg = {.reorder = 0.3, .seed = seed, .hold_ns = 1000000000};
+        ebtl_fault_t *f = ebtl_fault_create(&cfg, PAY);
         unsigned char buf[PAY];
-        esp_fault_pkt_t pkts[4];
+        ebtl_fault_pkt_t pkts[4];
         int held = -1, later = 0;
         for (uint64_t id = 0; id < 200; id++) {
             fill(buf, id);
             pkts[0].buf = buf;
             pkts[0].len = PAY;
-            unsigned got = esp_fault_filter(f, pkts, 1, 4, 1000 + id);
+            unsigned got = ebtl_fault_filter(f, pkts, 1, 4, 1000 + id);
             if (held < 0 && got == 0) {
                 held = (int) id;
                 continue;
@@ -427,7 +427,7 @@ static void release_by_arrivals(void)
         if (later >= 1 && later <= 3) {
             released_after[later]++;
         }
-        esp_fault_destroy(f);
+        ebtl_fault_destroy(f);
     }
     /* all three counts happen */
     CHECK(released_after[1] > 0 && released_after[2] > 0 && released_after[3] > 0);
@@ -436,8 +436,8 @@ static void release_by_arrivals(void)
 /* Corruption changes exactly one byte to a different value. */
 static void corrupt_one_byte(void)
 {
-    esp_fault_config_t cfg = {.corrupt = 1, .seed = 9};
-    esp_fault_t *f = esp_fault_create(&cfg, 1500);
+    ebtl_fault_config_t cfg = {.corrupt = 1, .seed = 9};
+    ebtl_fault_t *f = ebtl_fault_create(&cfg, 1500);
     unsigned char buf[1500], orig[1500];
     int bad = 0, positions_seen = 0;
     static unsigned char hit[1500];
@@ -446,8 +446,8 @@ static void corrupt_one_byte(void)
         for (size_t i = 0; i < len; i++) {
             orig[i] = buf[i] = (unsigned char) (i * 7 + (size_t) t);
         }
-        esp_fault_pkt_t p = {.buf = buf, .len = len};
-        unsigned got = esp_fault_filter(f, &p, 1, 3, 0);
+        ebtl_fault_pkt_t p = {.buf = buf, .len = len};
+        unsigned got = ebtl_fault_filter(f, &p, 1, 3, 0);
         int d = 0;
         size_t where = 0;
         for (size_t i = 0; i < len; i++) {
@@ -463,18 +463,18 @@ static void corrupt_one_byte(void)
         }
     }
     CHECK(bad == 0);
-    CHECK(esp_fault_stats(f)->corrupted == 20000);
+    CHECK(ebtl_fault_stats(f)->corrupted == 20000);
     CHECK(positions_seen > 5); /* anywhere in the datagram */
-    esp_fault_destroy(f);
+    ebtl_fault_destroy(f);
 }
 
 /* Duplicates are byte-identical copies owned by the fault layer. */
 static void duplicates_identical(void)
 {
-    esp_fault_config_t cfg = {.duplicate = 1, .seed = 10};
-    esp_fault_t *f = esp_fault_create(&cfg, 100);
+    ebtl_fault_config_t cfg = {.duplicate = 1, .seed = 10};
+    ebtl_fault_t *f = ebtl_fault_create(&cfg, 100);
     unsigned char bufs[8][100];
-    esp_fault_pkt_t pkts[8 * 2 + 2];
+    ebtl_fault_pkt_t pkts[8 * 2 + 2];
     int bad = 0;
     for (int round = 0; round < 100; round++) {
         for (unsigned i = 0; i < 8; i++) {
@@ -485,7 +485,7 @@ static void duplicates_identical(void)
             pkts[i].len = 1 + i * 12;
             memset(pkts[i].from, (int) i, sizeof(pkts[i].from));
         }
-        unsigned got = esp_fault_filter(f, pkts, 8, 18, 0);
+        unsigned got = ebtl_fault_filter(f, pkts, 8, 18, 0);
         bad += got != 16;
         for (unsigned i = 0; i + 1 < got; i += 2) {
             /* copy first, then the original in its own buffer */
@@ -497,17 +497,17 @@ static void duplicates_identical(void)
         }
     }
     CHECK(bad == 0);
-    CHECK(esp_fault_stats(f)->duplicated == 800);
-    esp_fault_destroy(f);
+    CHECK(ebtl_fault_stats(f)->duplicated == 800);
+    ebtl_fault_destroy(f);
 }
 
 static void inactive_identity(void)
 {
-    esp_fault_config_t cfg = {.seed = 77};
-    CHECK(!esp_fault_config_active(&cfg));
-    esp_fault_t *f = esp_fault_create(&cfg, 64);
+    ebtl_fault_config_t cfg = {.seed = 77};
+    CHECK(!ebtl_fault_config_active(&cfg));
+    ebtl_fault_t *f = ebtl_fault_create(&cfg, 64);
     unsigned char bufs[5][64];
-    esp_fault_pkt_t pkts[7], orig[7];
+    ebtl_fault_pkt_t pkts[7], orig[7];
     for (unsigned i = 0; i < 5; i++) {
         memset(bufs[i], (int) i, sizeof(bufs[i]));
         pkts[i].buf = bufs[i];
@@ -516,7 +516,7 @@ static void inactive_identity(void)
     }
     memcpy(orig, pkts, sizeof(pkts));
     for (int round = 0; round < 100; round++) {
-        CHECK(esp_fault_filter(f, pkts, 5, 7, (uint64_t) round * 1000000) == 5);
+        CHECK(ebtl_fault_filter(f, pkts, 5, 7, (uint64_t) round * 1000000) == 5);
     }
     CHECK(memcmp(orig, pkts, 5 * sizeof(pkts[0])) == 0);
     for (unsigned i = 0; i < 5; i++) {
@@ -524,114 +524,114 @@ static void inactive_identity(void)
         memset(want, (int) i, sizeof(want));
         CHECK(memcmp(bufs[i], want, sizeof(want)) == 0);
     }
-    CHECK(esp_fault_stats(f)->seen == 500 && esp_fault_stats(f)->dropped == 0);
-    esp_fault_destroy(f);
+    CHECK(ebtl_fault_stats(f)->seen == 500 && ebtl_fault_stats(f)->dropped == 0);
+    ebtl_fault_destroy(f);
 
-    esp_fault_config_t on = {.corrupt = 0.001};
-    CHECK(esp_fault_config_active(&on));
+    ebtl_fault_config_t on = {.corrupt = 0.001};
+    CHECK(ebtl_fault_config_active(&on));
 }
 
 /* Zero-length datagrams (even without a buffer), datagrams longer than
  * max_len (never copied), and a cap below n (never written past). */
 static void robustness(void)
 {
-    esp_fault_config_t cfg = {.drop = 0.1, .duplicate = 0.5, .reorder = 0.5, .corrupt = 1,
+    ebtl_fault_config_t cfg = {.drop = 0.1, .duplicate = 0.5, .reorder = 0.5, .corrupt = 1,
                               .seed = 21};
-    esp_fault_t *f = esp_fault_create(&cfg, 16);
-    esp_fault_pkt_t pkts[40];
+    ebtl_fault_t *f = ebtl_fault_create(&cfg, 16);
+    ebtl_fault_pkt_t pkts[40];
     uint64_t out = 0;
     for (int round = 0; round < 1000; round++) {
         for (unsigned i = 0; i < 16; i++) {
             pkts[i].buf = NULL;
             pkts[i].len = 0;
         }
-        unsigned got = esp_fault_filter(f, pkts, 16, 40, (uint64_t) round * 100000);
+        unsigned got = ebtl_fault_filter(f, pkts, 16, 40, (uint64_t) round * 100000);
         CHECK(got <= 40);
         for (unsigned i = 0; i < got && i < 40; i++) {
             CHECK(pkts[i].len == 0);
         }
         out += got;
     }
-    out += esp_fault_filter(f, pkts, 0, 40, 1ull << 40);
-    const esp_fault_stats_t *st = esp_fault_stats(f);
+    out += ebtl_fault_filter(f, pkts, 0, 40, 1ull << 40);
+    const ebtl_fault_stats_t *st = ebtl_fault_stats(f);
     CHECK(st->corrupted == 0); /* nothing to change */
     CHECK(st->duplicated > 0 && st->reordered > 0);
     CHECK(out == st->seen - st->dropped + st->duplicated);
-    esp_fault_destroy(f);
+    ebtl_fault_destroy(f);
 
     /* longer than max_len: passed on, never copied (ASan sees any overrun) */
-    esp_fault_config_t dup = {.duplicate = 1, .reorder = 1, .seed = 22};
-    f = esp_fault_create(&dup, 16);
+    ebtl_fault_config_t dup = {.duplicate = 1, .reorder = 1, .seed = 22};
+    f = ebtl_fault_create(&dup, 16);
     unsigned char big[4][64];
     for (unsigned i = 0; i < 4; i++) {
         memset(big[i], (int) i, sizeof(big[i]));
         pkts[i].buf = big[i];
         pkts[i].len = 64;
     }
-    CHECK(esp_fault_filter(f, pkts, 4, 10, 0) == 4);
+    CHECK(ebtl_fault_filter(f, pkts, 4, 10, 0) == 4);
     for (unsigned i = 0; i < 4; i++) {
         CHECK(pkts[i].buf == big[i] && pkts[i].len == 64);
     }
-    CHECK(esp_fault_stats(f)->duplicated == 0 && esp_fault_stats(f)->reordered == 0);
-    esp_fault_destroy(f);
+    CHECK(ebtl_fault_stats(f)->duplicated == 0 && ebtl_fault_stats(f)->reordered == 0);
+    ebtl_fault_destroy(f);
 
     /* cap smaller than n: at most cap written, the rest counted as dropped,
      * the entries past cap left alone */
-    esp_fault_config_t drop = {.drop = 0.01, .seed = 23};
-    f = esp_fault_create(&drop, 64);
+    ebtl_fault_config_t drop = {.drop = 0.01, .seed = 23};
+    f = ebtl_fault_create(&drop, 64);
     unsigned char small[20][8];
     for (unsigned i = 0; i < 20; i++) {
         pkts[i].buf = small[i];
         pkts[i].len = 8;
     }
-    esp_fault_pkt_t guard[20];
+    ebtl_fault_pkt_t guard[20];
     memcpy(guard, pkts, sizeof(guard));
-    unsigned got = esp_fault_filter(f, pkts, 20, 5, 0);
+    unsigned got = ebtl_fault_filter(f, pkts, 20, 5, 0);
     CHECK(got <= 5);
     CHECK(memcmp(&pkts[5], &guard[5], 15 * sizeof(pkts[0])) == 0);
-    CHECK(esp_fault_stats(f)->dropped == 20 - got);
-    CHECK(esp_fault_filter(f, pkts, 3, 0, 0) == 0);
-    CHECK(esp_fault_stats(f)->dropped == 23 - got);
-    CHECK(esp_fault_filter(f, NULL, 0, 0, 0) == 0);
-    esp_fault_destroy(f);
-    esp_fault_destroy(NULL);
+    CHECK(ebtl_fault_stats(f)->dropped == 20 - got);
+    CHECK(ebtl_fault_filter(f, pkts, 3, 0, 0) == 0);
+    CHECK(ebtl_fault_stats(f)->dropped == 23 - got);
+    CHECK(ebtl_fault_filter(f, NULL, 0, 0, 0) == 0);
+    ebtl_fault_destroy(f);
+    ebtl_fault_destroy(NULL);
 }
 
 static void config_check(void)
 {
     char err[256];
-    esp_fault_config_t ok = {.drop = 0.5, .duplicate = 1, .reorder = 0, .corrupt = 1e-6};
-    CHECK(esp_fault_config_check(&ok, err, sizeof(err)) == 0);
+    ebtl_fault_config_t ok = {.drop = 0.5, .duplicate = 1, .reorder = 0, .corrupt = 1e-6};
+    CHECK(ebtl_fault_config_check(&ok, err, sizeof(err)) == 0);
 
-    esp_fault_config_t c = {.drop = 1.5};
-    CHECK(esp_fault_config_check(&c, err, sizeof(err)) == -1);
+    ebtl_fault_config_t c = {.drop = 1.5};
+    CHECK(ebtl_fault_config_check(&c, err, sizeof(err)) == -1);
     CHECK(strcmp(err, "fault drop=1.5 is not a probability in [0, 1)") == 0);
     c.drop = 1;
-    CHECK(esp_fault_config_check(&c, err, sizeof(err)) == -1);
+    CHECK(ebtl_fault_config_check(&c, err, sizeof(err)) == -1);
     CHECK_STR_CONTAINS(err, "fault drop=1 ");
     c.drop = 0;
     c.duplicate = -0.1;
-    CHECK(esp_fault_config_check(&c, err, sizeof(err)) == -1);
+    CHECK(ebtl_fault_config_check(&c, err, sizeof(err)) == -1);
     CHECK(strcmp(err, "fault dup=-0.1 is not a probability in [0, 1]") == 0);
     c.duplicate = 0;
     c.reorder = NAN;
-    CHECK(esp_fault_config_check(&c, err, sizeof(err)) == -1);
+    CHECK(ebtl_fault_config_check(&c, err, sizeof(err)) == -1);
     CHECK_STR_CONTAINS(err, "fault reorder=");
     c.reorder = 0;
     c.corrupt = INFINITY;
-    CHECK(esp_fault_config_check(&c, err, sizeof(err)) == -1);
+    CHECK(ebtl_fault_config_check(&c, err, sizeof(err)) == -1);
     CHECK_STR_CONTAINS(err, "fault corrupt=inf");
     c.corrupt = 1.0000001;
-    CHECK(esp_fault_config_check(&c, err, sizeof(err)) == -1);
-    CHECK(esp_fault_config_check(&c, NULL, 0) == -1);
+    CHECK(ebtl_fault_config_check(&c, err, sizeof(err)) == -1);
+    CHECK(ebtl_fault_config_check(&c, NULL, 0) == -1);
 
-    esp_fault_config_t fmt = {.drop = 0.01, .corrupt = 0.001, .seed = 7};
-    CHECK(strcmp(esp_fault_config_format(&fmt, err, sizeof(err)),
+    ebtl_fault_config_t fmt = {.drop = 0.01, .corrupt = 0.001, .seed = 7};
+    CHECK(strcmp(ebtl_fault_config_format(&fmt, err, sizeof(err)),
                  "drop=0.01 dup=0 reorder=0 corrupt=0.001 seed=7") == 0);
     fmt.hold_ns = 5000;
-    CHECK_STR_CONTAINS(esp_fault_config_format(&fmt, err, sizeof(err)), "hold_ns=5000");
+    CHECK_STR_CONTAINS(ebtl_fault_config_format(&fmt, err, sizeof(err)), "hold_ns=5000");
     char tiny[8];
-    esp_fault_config_format(&fmt, tiny, sizeof(tiny));
+    ebtl_fault_config_format(&fmt, tiny, sizeof(tiny));
     CHECK(strlen(tiny) == 7);
 }
 
@@ -639,29 +639,29 @@ static void config_check(void)
  * (a socket without the layer adds nothing) and formatted by name. */
 static void stats_sum_format(void)
 {
-    esp_fault_config_t cfg = {.drop = 0.5, .seed = 11};
-    esp_fault_t *f = esp_fault_create(&cfg, 64);
+    ebtl_fault_config_t cfg = {.drop = 0.5, .seed = 11};
+    ebtl_fault_t *f = ebtl_fault_create(&cfg, 64);
     CHECK(f != NULL);
     unsigned char data[8][16];
-    esp_fault_pkt_t pkts[12];
+    ebtl_fault_pkt_t pkts[12];
     for (int i = 0; i < 8; i++) {
         pkts[i].buf = data[i];
         pkts[i].len = sizeof(data[i]);
         memset(pkts[i].from, 0, sizeof(pkts[i].from));
     }
-    unsigned got = esp_fault_filter(f, pkts, 8, 12, 0);
-    esp_fault_stats_t sum = {0};
-    esp_fault_stats_add(&sum, f);
-    esp_fault_stats_add(&sum, NULL);
-    esp_fault_stats_add(&sum, f);
+    unsigned got = ebtl_fault_filter(f, pkts, 8, 12, 0);
+    ebtl_fault_stats_t sum = {0};
+    ebtl_fault_stats_add(&sum, f);
+    ebtl_fault_stats_add(&sum, NULL);
+    ebtl_fault_stats_add(&sum, f);
     CHECK(sum.seen == 16);
     CHECK(sum.dropped == 2 * (8 - got));
     char buf[256];
-    sum = (esp_fault_stats_t){1, 2, 3, 4, 5};
-    CHECK(strcmp(esp_fault_stats_format(&sum, buf, sizeof(buf)),
+    sum = (ebtl_fault_stats_t){1, 2, 3, 4, 5};
+    CHECK(strcmp(ebtl_fault_stats_format(&sum, buf, sizeof(buf)),
                  "fault_seen=1 fault_dropped=2 fault_duplicated=3 fault_reordered=4 "
                  "fault_corrupted=5") == 0);
-    esp_fault_destroy(f);
+    ebtl_fault_destroy(f);
 }
 
 int main(void)

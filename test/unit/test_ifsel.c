@@ -1,14 +1,14 @@
-/* Unit tests of interface selection (common/esp_ifsel.c). */
+/* Unit tests of interface selection (common/ebtl_ifsel.c). */
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 
-#include "esp_ifsel.h"
+#include "ebtl_ifsel.h"
 #include "unit.h"
 
-static esp_if_t mk(const char *name, int family, const char *addr, unsigned prefixlen)
+static ebtl_if_t mk(const char *name, int family, const char *addr, unsigned prefixlen)
 {
-    esp_if_t e;
+    ebtl_if_t e;
     memset(&e, 0, sizeof(e));
     snprintf(e.name, sizeof(e.name), "%s", name);
     e.family = family;
@@ -18,7 +18,7 @@ static esp_if_t mk(const char *name, int family, const char *addr, unsigned pref
 }
 
 /* A host with loopback, two NICs and an IPv6 address. */
-static esp_if_t host[5];
+static ebtl_if_t host[5];
 static void setup(void)
 {
     host[0] = mk("lo", AF_INET, "127.0.0.1", 8);
@@ -30,15 +30,15 @@ static void setup(void)
 
 static int select_names(const char *inc, const char *exc, char *names, size_t len, char *err)
 {
-    esp_if_t *out;
+    ebtl_if_t *out;
     size_t n;
     names[0] = '\0';
-    if (esp_if_select(host, 5, inc, exc, "btl_x", &out, &n, err, 512) != 0) {
+    if (ebtl_if_select(host, 5, inc, exc, "btl_x", &out, &n, err, 512) != 0) {
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
         char b[96];
-        strncat(names, esp_if_format(&out[i], b, sizeof(b)), len - strlen(names) - 1);
+        strncat(names, ebtl_if_format(&out[i], b, sizeof(b)), len - strlen(names) - 1);
         strncat(names, ";", len - strlen(names) - 1);
     }
     free(out);
@@ -93,26 +93,26 @@ static void nothing_left_names_what_exists(void)
 
 static void bad_items_are_named(void)
 {
-    esp_if_rules_t r;
+    ebtl_if_rules_t r;
     char err[256];
-    CHECK(esp_if_rules_parse("10.0.0.0/33", &r, err, sizeof(err)) == -1);
+    CHECK(ebtl_if_rules_parse("10.0.0.0/33", &r, err, sizeof(err)) == -1);
     CHECK_STR_CONTAINS(err, "10.0.0.0/33");
-    CHECK(esp_if_rules_parse("10.0.0.300/8", &r, err, sizeof(err)) == -1);
-    CHECK(esp_if_rules_parse("10.0.0.0/", &r, err, sizeof(err)) == -1);
-    CHECK(esp_if_rules_parse("10.0.0.0/8x", &r, err, sizeof(err)) == -1);
-    CHECK(esp_if_rules_parse("fd00::/129", &r, err, sizeof(err)) == -1);
-    CHECK(esp_if_rules_parse("averyveryverylongifname", &r, err, sizeof(err)) == -1);
-    CHECK(esp_if_rules_parse(",,eth0,,", &r, err, sizeof(err)) == 0 && r.count == 1);
-    esp_if_rules_free(&r);
-    CHECK(esp_if_rules_parse(NULL, &r, err, sizeof(err)) == 0 && r.count == 0);
+    CHECK(ebtl_if_rules_parse("10.0.0.300/8", &r, err, sizeof(err)) == -1);
+    CHECK(ebtl_if_rules_parse("10.0.0.0/", &r, err, sizeof(err)) == -1);
+    CHECK(ebtl_if_rules_parse("10.0.0.0/8x", &r, err, sizeof(err)) == -1);
+    CHECK(ebtl_if_rules_parse("fd00::/129", &r, err, sizeof(err)) == -1);
+    CHECK(ebtl_if_rules_parse("averyveryverylongifname", &r, err, sizeof(err)) == -1);
+    CHECK(ebtl_if_rules_parse(",,eth0,,", &r, err, sizeof(err)) == 0 && r.count == 1);
+    ebtl_if_rules_free(&r);
+    CHECK(ebtl_if_rules_parse(NULL, &r, err, sizeof(err)) == 0 && r.count == 0);
 }
 
 static void enumerate_finds_loopback(void)
 {
-    esp_if_t *all;
+    ebtl_if_t *all;
     size_t n;
     char err[256];
-    CHECK(esp_if_enumerate(&all, &n, err, sizeof(err)) == 0);
+    CHECK(ebtl_if_enumerate(&all, &n, err, sizeof(err)) == 0);
     int lo = 0;
     for (size_t i = 0; i < n; i++) {
         if (all[i].loopback && all[i].family == AF_INET && all[i].addr[0] == 127) {

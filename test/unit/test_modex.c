@@ -1,16 +1,16 @@
-/* Unit tests of modex address records (common/esp_modex.c): round trip, and
+/* Unit tests of modex address records (common/ebtl_modex.c): round trip, and
  * every kind of malformed record is refused without reading out of bounds. */
 #include <arpa/inet.h>
 #include <stdlib.h>
 
-#include "esp_modex.h"
+#include "ebtl_modex.h"
 #include "unit.h"
 
 static uint64_t epoch;
 
-static esp_modex_addr_t addr4(const char *a, uint16_t port)
+static ebtl_modex_addr_t addr4(const char *a, uint16_t port)
 {
-    esp_modex_addr_t m;
+    ebtl_modex_addr_t m;
     memset(&m, 0, sizeof(m));
     m.family = 4;
     m.prefixlen = 24;
@@ -23,16 +23,16 @@ static esp_modex_addr_t addr4(const char *a, uint16_t port)
 
 static void round_trip(void)
 {
-    esp_modex_addr_t in[2] = {addr4("10.1.2.3", 50000), addr4("10.2.2.3", 50001)};
+    ebtl_modex_addr_t in[2] = {addr4("10.1.2.3", 50000), addr4("10.2.2.3", 50001)};
     in[1].family = 6;
     in[1].prefixlen = 64;
     inet_pton(AF_INET6, "fd00::7", in[1].addr);
     unsigned char buf[256];
-    size_t len = esp_modex_encode(ESP_MODEX_KIND_ESP, 0x0102030405060708ull, in, 2, buf, sizeof(buf));
-    CHECK(len == esp_modex_size(2));
+    size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 0x0102030405060708ull, in, 2, buf, sizeof(buf));
+    CHECK(len == ebtl_modex_size(2));
     CHECK(len == 16 + 2 * 28);
-    esp_modex_addr_t out[ESP_MODEX_MAX_ADDRS];
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_ESP, buf, len, out, ESP_MODEX_MAX_ADDRS, &epoch) == 2);
+    ebtl_modex_addr_t out[EBTL_MODEX_MAX_ADDRS];
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_ESP, buf, len, out, EBTL_MODEX_MAX_ADDRS, &epoch) == 2);
     CHECK(memcmp(in, out, sizeof(in)) == 0);
     /* network byte order on the wire */
     CHECK(buf[0] == 0x45 && buf[1] == 0x53 && buf[2] == 0x50 && buf[3] == 0x41);
@@ -42,65 +42,65 @@ static void round_trip(void)
 
 static void encode_limits(void)
 {
-    esp_modex_addr_t in[ESP_MODEX_MAX_ADDRS + 1];
-    for (int i = 0; i <= ESP_MODEX_MAX_ADDRS; i++) {
+    ebtl_modex_addr_t in[EBTL_MODEX_MAX_ADDRS + 1];
+    for (int i = 0; i <= EBTL_MODEX_MAX_ADDRS; i++) {
         in[i] = addr4("10.0.0.1", 1);
     }
     unsigned char buf[1024];
-    CHECK(esp_modex_encode(ESP_MODEX_KIND_ESP, 0x0102030405060708ull, in, 0, buf, sizeof(buf)) == 0);
-    CHECK(esp_modex_encode(ESP_MODEX_KIND_ESP, 0x0102030405060708ull, in, ESP_MODEX_MAX_ADDRS + 1, buf, sizeof(buf)) == 0);
-    CHECK(esp_modex_encode(ESP_MODEX_KIND_ESP, 0x0102030405060708ull, in, 2, buf, esp_modex_size(2) - 1) == 0);
-    CHECK(esp_modex_encode(ESP_MODEX_KIND_ESP, 0x0102030405060708ull, in, ESP_MODEX_MAX_ADDRS, buf, sizeof(buf)) > 0);
+    CHECK(ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 0x0102030405060708ull, in, 0, buf, sizeof(buf)) == 0);
+    CHECK(ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 0x0102030405060708ull, in, EBTL_MODEX_MAX_ADDRS + 1, buf, sizeof(buf)) == 0);
+    CHECK(ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 0x0102030405060708ull, in, 2, buf, ebtl_modex_size(2) - 1) == 0);
+    CHECK(ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 0x0102030405060708ull, in, EBTL_MODEX_MAX_ADDRS, buf, sizeof(buf)) > 0);
 }
 
 static void malformed_records_refused(void)
 {
-    esp_modex_addr_t in[1] = {addr4("10.1.2.3", 50000)};
+    ebtl_modex_addr_t in[1] = {addr4("10.1.2.3", 50000)};
     unsigned char good[64], bad[64];
-    size_t len = esp_modex_encode(ESP_MODEX_KIND_SCTP, 0x0102030405060708ull, in, 1, good, sizeof(good));
-    esp_modex_addr_t out[ESP_MODEX_MAX_ADDRS];
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, good, len, out, 16, &epoch) == 1);
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_ESP, good, len, out, 16, &epoch) == -1);   /* other component */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, good, len - 1, out, 16, &epoch) == -1); /* truncated */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, good, 4, out, 16, &epoch) == -1);
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, NULL, 0, out, 16, &epoch) == -1);
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, good, len, out, 0, &epoch) == -1);    /* no room */
+    size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_SCTP, 0x0102030405060708ull, in, 1, good, sizeof(good));
+    ebtl_modex_addr_t out[EBTL_MODEX_MAX_ADDRS];
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, good, len, out, 16, &epoch) == 1);
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_ESP, good, len, out, 16, &epoch) == -1);   /* other component */
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, good, len - 1, out, 16, &epoch) == -1); /* truncated */
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, good, 4, out, 16, &epoch) == -1);
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, NULL, 0, out, 16, &epoch) == -1);
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, good, len, out, 0, &epoch) == -1);    /* no room */
     memcpy(bad, good, len);
     bad[0] ^= 1;                                                               /* magic */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
     memcpy(bad, good, len);
     bad[4] = 1;                                                                /* version 1: the old layout */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
     memcpy(bad, good, len);
     bad[7] = 2;                                                                /* count says 2 */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
     memcpy(bad, good, len);
     bad[16] = 5;                                                               /* family */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
     memcpy(bad, good, len);
     bad[17] = 33;                                                              /* prefix > 32 */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
     memcpy(bad, good, len);
     bad[18] = bad[19] = 0;                                                     /* port 0 */
-    CHECK(esp_modex_decode(ESP_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
 }
 
 /* Every truncation and every single-byte change of a valid record either
  * decodes to sane values or is refused; none crashes (run under valgrind/ASan). */
 static void every_mutation_is_safe(void)
 {
-    esp_modex_addr_t in[3] = {addr4("10.1.2.3", 1), addr4("10.1.2.4", 2), addr4("10.1.2.5", 3)};
+    ebtl_modex_addr_t in[3] = {addr4("10.1.2.3", 1), addr4("10.1.2.4", 2), addr4("10.1.2.5", 3)};
     unsigned char good[128], buf[128];
-    size_t len = esp_modex_encode(ESP_MODEX_KIND_ESP, 0x0102030405060708ull, in, 3, good, sizeof(good));
-    esp_modex_addr_t out[ESP_MODEX_MAX_ADDRS];
+    size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 0x0102030405060708ull, in, 3, good, sizeof(good));
+    ebtl_modex_addr_t out[EBTL_MODEX_MAX_ADDRS];
     for (size_t cut = 0; cut < len; cut++) {
-        CHECK(esp_modex_decode(ESP_MODEX_KIND_ESP, good, cut, out, 16, &epoch) == -1);
+        CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_ESP, good, cut, out, 16, &epoch) == -1);
     }
     for (size_t i = 0; i < len; i++) {
         for (int b = 0; b < 256; b++) {
             memcpy(buf, good, len);
             buf[i] = (unsigned char) b;
-            int n = esp_modex_decode(ESP_MODEX_KIND_ESP, buf, len, out, 16, &epoch);
+            int n = ebtl_modex_decode(EBTL_MODEX_KIND_ESP, buf, len, out, 16, &epoch);
             CHECK(n == -1 || n == 3);
             for (int k = 0; k < n; k++) {
                 CHECK(out[k].family == 4 || out[k].family == 6);
@@ -110,9 +110,9 @@ static void every_mutation_is_safe(void)
     }
 }
 
-static esp_if_t iface4(const char *a, unsigned prefixlen, bool loopback)
+static ebtl_if_t iface4(const char *a, unsigned prefixlen, bool loopback)
 {
-    esp_if_t i;
+    ebtl_if_t i;
     memset(&i, 0, sizeof(i));
     i.family = AF_INET;
     i.prefixlen = prefixlen;
@@ -125,23 +125,23 @@ static esp_if_t iface4(const char *a, unsigned prefixlen, bool loopback)
  * our subnet before a routed guess, never an address without both ports. */
 static void path_choice(void)
 {
-    esp_if_t ifs[3] = {iface4("127.0.0.1", 8, true), iface4("10.1.0.5", 16, false),
+    ebtl_if_t ifs[3] = {iface4("127.0.0.1", 8, true), iface4("10.1.0.5", 16, false),
                        iface4("192.168.7.5", 24, false)};
-    esp_modex_addr_t peer[3] = {addr4("127.0.0.1", 1000), addr4("172.16.0.9", 1001),
+    ebtl_modex_addr_t peer[3] = {addr4("127.0.0.1", 1000), addr4("172.16.0.9", 1001),
                                 addr4("192.168.7.9", 1002)};
     for (int j = 0; j < 3; j++) {
         peer[j].port2 = (uint16_t) (2000 + j);
     }
     size_t nic = 99;
-    CHECK(esp_modex_choose_path(ifs, 3, peer, 3, true, &nic) == 0 && nic == 0);
+    CHECK(ebtl_modex_choose_path(ifs, 3, peer, 3, true, &nic) == 0 && nic == 0);
     nic = 99;
-    CHECK(esp_modex_choose_path(ifs, 3, peer, 3, false, &nic) == 2 && nic == 2);
+    CHECK(ebtl_modex_choose_path(ifs, 3, peer, 3, false, &nic) == 2 && nic == 2);
     peer[2].port2 = 0;   /* published without its second port: unusable */
     nic = 99;
-    CHECK(esp_modex_choose_path(ifs, 3, peer, 3, false, &nic) == 1 && nic == 1);
-    CHECK(esp_modex_choose_path(ifs, 1, peer, 3, false, &nic) == -1);   /* lo only, remote peer */
+    CHECK(ebtl_modex_choose_path(ifs, 3, peer, 3, false, &nic) == 1 && nic == 1);
+    CHECK(ebtl_modex_choose_path(ifs, 1, peer, 3, false, &nic) == -1);   /* lo only, remote peer */
     peer[1].family = 6;
-    CHECK(esp_modex_choose_path(ifs, 3, peer, 3, false, &nic) == -1);   /* no family in common */
+    CHECK(ebtl_modex_choose_path(ifs, 3, peer, 3, false, &nic) == -1);   /* no family in common */
 }
 
 int main(void)

@@ -14,7 +14,7 @@
 #include "unit.h"
 
 /* Test hook in btl_sctp_mem.c, deliberately not in its header. */
-extern size_t sctp_mem_capacity(const void *p);
+extern size_t bsctp_mem_capacity(const void *p);
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CACHED 0
@@ -36,17 +36,17 @@ static void sizes_hold_their_bytes(void)
                                                                          : step * 4 / 3) {
         size_t limit = step + 64;   /* the class: a step plus 64 bytes, header included */
         for (size_t n = limit - 68; n <= limit - 60 && n <= 140000; n++) {
-            uint8_t *p = sctp_mem_malloc(n);
+            uint8_t *p = bsctp_mem_malloc(n);
             checked++;
             /* room for n, in the smallest class (at most half again) */
-            size_t cap = p != NULL ? sctp_mem_capacity(p) : 0;
+            size_t cap = p != NULL ? bsctp_mem_capacity(p) : 0;
             bool direct = n + 64 > 131072 + 64;   /* beyond the largest class */
             if (p == NULL || ((uintptr_t) p & 63) != 0
                 || (direct ? cap != 0 : cap < n || cap > n + n / 2 + 128)) {
                 if (bad++ == 0) {
                     printf("    size %zu: block %p holds %zu\n", n, (void *) p, cap);
                 }
-                sctp_mem_free(p);
+                bsctp_mem_free(p);
                 continue;
             }
             for (size_t i = 0; i < n; i++) {
@@ -55,13 +55,13 @@ static void sizes_hold_their_bytes(void)
             for (size_t i = 0; i < n; i++) {
                 bad += p[i] != pattern(n, i);
             }
-            sctp_mem_free(p);
+            bsctp_mem_free(p);
         }
     }
-    uint8_t *zero = sctp_mem_malloc(0);
+    uint8_t *zero = bsctp_mem_malloc(0);
     CHECK(zero != NULL);
-    sctp_mem_free(zero);
-    sctp_mem_free(NULL);
+    bsctp_mem_free(zero);
+    bsctp_mem_free(NULL);
     CHECK(bad == 0);
     CHECK(checked > 100);
     printf("    %d sizes checked\n", checked);
@@ -69,43 +69,43 @@ static void sizes_hold_their_bytes(void)
 
 static void calloc_zeroes_and_refuses_overflow(void)
 {
-    uint8_t *p = sctp_mem_malloc(2048);
+    uint8_t *p = bsctp_mem_malloc(2048);
     CHECK(p != NULL);
     memset(p, 0xab, 2048);
-    sctp_mem_free(p);   /* cached dirty: calloc must still zero it */
-    uint8_t *q = sctp_mem_calloc(64, 32);
+    bsctp_mem_free(p);   /* cached dirty: calloc must still zero it */
+    uint8_t *q = bsctp_mem_calloc(64, 32);
     CHECK(q != NULL);
     int nonzero = 0;
     for (size_t i = 0; q != NULL && i < 2048; i++) {
         nonzero += q[i] != 0;
     }
     CHECK(nonzero == 0);
-    sctp_mem_free(q);
-    CHECK(sctp_mem_calloc(SIZE_MAX / 2, 3) == NULL);
-    CHECK(sctp_mem_malloc(SIZE_MAX - 8) == NULL);
+    bsctp_mem_free(q);
+    CHECK(bsctp_mem_calloc(SIZE_MAX / 2, 3) == NULL);
+    CHECK(bsctp_mem_malloc(SIZE_MAX - 8) == NULL);
 }
 
 static void freed_block_comes_back(void)
 {
-    void *a = sctp_mem_malloc(2048);
-    sctp_mem_free(a);
-    void *b = sctp_mem_malloc(2000);   /* the same class (a 2 KiB step plus the header) */
+    void *a = bsctp_mem_malloc(2048);
+    bsctp_mem_free(a);
+    void *b = bsctp_mem_malloc(2000);   /* the same class (a 2 KiB step plus the header) */
     CHECK(b != NULL);
     if (CACHED) {
         CHECK(a == b);
     }
-    void *big = sctp_mem_malloc(1u << 20);   /* beyond the classes: malloc's */
-    CHECK(big != NULL && sctp_mem_capacity(big) == 0);
+    void *big = bsctp_mem_malloc(1u << 20);   /* beyond the classes: malloc's */
+    CHECK(big != NULL && bsctp_mem_capacity(big) == 0);
     memset(big, 1, 1u << 20);
-    sctp_mem_free(big);
-    sctp_mem_free(b);
+    bsctp_mem_free(big);
+    bsctp_mem_free(b);
 }
 
 static void *free_all(void *arg)
 {
     void **blocks = arg;
     for (int i = 0; i < 1000; i++) {
-        sctp_mem_free(blocks[i]);
+        bsctp_mem_free(blocks[i]);
     }
     return NULL;
 }
@@ -116,34 +116,34 @@ static void blocks_cross_threads(void)
 {
     void *blocks[1000];
     for (int i = 0; i < 1000; i++) {
-        blocks[i] = sctp_mem_malloc((size_t) (i % 7) * 700 + 1);
+        blocks[i] = bsctp_mem_malloc((size_t) (i % 7) * 700 + 1);
         CHECK(blocks[i] != NULL);
     }
     pthread_t t;
     CHECK(pthread_create(&t, NULL, free_all, blocks) == 0);
     CHECK(pthread_join(t, NULL) == 0);
-    void *p = sctp_mem_malloc(3000);
+    void *p = bsctp_mem_malloc(3000);
     CHECK(p != NULL);
-    sctp_mem_free(p);
+    bsctp_mem_free(p);
 }
 
 static void release_then_again(void)
 {
-    void *p = sctp_mem_malloc(500);
-    sctp_mem_free(p);
-    sctp_mem_release();
-    void *q = sctp_mem_malloc(500);
+    void *p = bsctp_mem_malloc(500);
+    bsctp_mem_free(p);
+    bsctp_mem_release();
+    void *q = bsctp_mem_malloc(500);
     CHECK(q != NULL);
-    sctp_mem_free(q);
-    sctp_mem_release();
+    bsctp_mem_free(q);
+    bsctp_mem_release();
 }
 
 int main(void)
 {
-    RUN("sctp_mem", sizes_hold_their_bytes);
-    RUN("sctp_mem", calloc_zeroes_and_refuses_overflow);
-    RUN("sctp_mem", freed_block_comes_back);
-    RUN("sctp_mem", blocks_cross_threads);
-    RUN("sctp_mem", release_then_again);
+    RUN("bsctp_mem", sizes_hold_their_bytes);
+    RUN("bsctp_mem", calloc_zeroes_and_refuses_overflow);
+    RUN("bsctp_mem", freed_block_comes_back);
+    RUN("bsctp_mem", blocks_cross_threads);
+    RUN("bsctp_mem", release_then_again);
     return UNIT_RESULT();
 }

@@ -26,11 +26,11 @@
 #ifndef TEST_INET
 #define TEST_INET 0   /* test_sctp_inet.c: the same cases in inet mode */
 #endif
-#define SUITE (TEST_INET ? "sctp_inet" : "sctp_stack")
+#define SUITE (TEST_INET ? "bsctp_inet" : "bsctp_stack")
 #define JOB_KEY 0x1234567890abcdefull
 
 typedef struct side {
-    sctp_stack_t st;
+    bsctp_stack_t st;
     const char *name;
     /* what arrived */
     uint64_t received, bytes;
@@ -51,7 +51,7 @@ static uint8_t pattern(uint32_t seq, size_t i)
 
 static void fill(uint8_t *buf, uint32_t seq, size_t len)
 {
-    sctp_wire_hdr_t h = {SCTP_WIRE_VERSION, SCTP_WIRE_FRAG, 0x42, 0, 0};
+    bsctp_wire_hdr_t h = {BSCTP_WIRE_VERSION, BSCTP_WIRE_FRAG, 0x42, 0, 0};
     memcpy(buf, &h, sizeof(h));
     uint8_t *p = buf + sizeof(h);
     for (size_t i = 0; i < len; i++) {
@@ -90,8 +90,8 @@ static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data
     s->bytes += len;
     if (s->echo) {
         /* Sent back from the test loop, not from inside the stack's drain. */
-        memcpy(s->echo_buf + sizeof(sctp_wire_hdr_t), data, len);
-        s->echo_len = len + sizeof(sctp_wire_hdr_t);
+        memcpy(s->echo_buf + sizeof(bsctp_wire_hdr_t), data, len);
+        s->echo_len = len + sizeof(bsctp_wire_hdr_t);
     }
 }
 
@@ -104,7 +104,7 @@ static void on_failed(void *ctx, void *peer_user, uint32_t link, const char *why
     s->failed++;
 }
 
-static int on_identify(void *ctx, uint32_t link, const esp_sockaddr_t *from, uint32_t jobid,
+static int on_identify(void *ctx, uint32_t link, const ebtl_sockaddr_t *from, uint32_t jobid,
                        uint32_t vpid, void **peer_user)
 {
     side_t *s = ctx;
@@ -118,11 +118,11 @@ static int on_identify(void *ctx, uint32_t link, const esp_sockaddr_t *from, uin
     return 0;
 }
 
-static const sctp_stack_ops_t ops = {on_deliver, on_failed, on_identify};
+static const bsctp_stack_ops_t ops = {on_deliver, on_failed, on_identify};
 
-static esp_if_t lo_if(void)
+static ebtl_if_t lo_if(void)
 {
-    esp_if_t ifa;
+    ebtl_if_t ifa;
     memset(&ifa, 0, sizeof(ifa));
     snprintf(ifa.name, sizeof(ifa.name), "lo");
     ifa.family = AF_INET;
@@ -135,7 +135,7 @@ static esp_if_t lo_if(void)
     return ifa;
 }
 
-static esp_if_t lo;
+static ebtl_if_t lo;
 static bool one_to_one;   /* the style the socket tests run in */
 
 static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key,
@@ -143,7 +143,7 @@ static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t 
 {
     memset(s, 0, sizeof(*s));
     s->name = name;
-    sctp_stack_config_t cfg = {
+    bsctp_stack_config_t cfg = {
         .ifaces = &lo,
         .num_ifaces = 1,
         .sctp_port = port,
@@ -151,7 +151,7 @@ static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t 
         .udp_sndbuf = 4u << 20,
         .so_rcvbuf = so_rcvbuf,
         .so_sndbuf = so_sndbuf,
-        .max_msg = MAX_PAYLOAD + sizeof(sctp_wire_hdr_t),
+        .max_msg = MAX_PAYLOAD + sizeof(bsctp_wire_hdr_t),
         .rto_min_ms = 20,
         .rto_max_ms = 100,
         .rto_init_ms = 50,
@@ -167,7 +167,7 @@ static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t 
         .one_to_one = one_to_one,
     };
     char err[256] = "";
-    if (sctp_stack_open(&s->st, &cfg, &ops, s, err, sizeof(err)) != 0) {
+    if (bsctp_stack_open(&s->st, &cfg, &ops, s, err, sizeof(err)) != 0) {
         printf("    %s: %s\n", name, err);
         return false;
     }
@@ -188,7 +188,7 @@ static bool open_side(side_t *s, const char *name, uint16_t port, uint32_t vpid,
 
 static void close_side(side_t *s)
 {
-    sctp_stack_close(&s->st);
+    bsctp_stack_close(&s->st);
     free(s->echo_buf);
 }
 
@@ -197,9 +197,9 @@ static void send_echo(side_t *s)
     if (s->echo_len == 0) {
         return;
     }
-    sctp_wire_hdr_t h = {SCTP_WIRE_VERSION, SCTP_WIRE_FRAG, 0x42, 0, 0};
+    bsctp_wire_hdr_t h = {BSCTP_WIRE_VERSION, BSCTP_WIRE_FRAG, 0x42, 0, 0};
     memcpy(s->echo_buf, &h, sizeof(h));
-    int rc = sctp_assoc_send(&s->st, s->echo_link, s->echo_buf, s->echo_len);
+    int rc = bsctp_assoc_send(&s->st, s->echo_link, s->echo_buf, s->echo_len);
     if (rc == 0) {
         s->echo_len = 0;
     } else if (rc != -EAGAIN) {
@@ -210,17 +210,17 @@ static void send_echo(side_t *s)
 
 static void poll_both(side_t *a, side_t *b)
 {
-    sctp_stack_poll(&a->st);
-    sctp_stack_poll(&b->st);
+    bsctp_stack_poll(&a->st);
+    bsctp_stack_poll(&b->st);
     send_echo(a);
     send_echo(b);
 }
 
 static int link_to(side_t *from, side_t *to, uint32_t vpid)
 {
-    esp_sockaddr_t udp;
-    esp_sockaddr_set(&udp, AF_INET, lo.addr, sctp_stack_udp_port(&to->st, 0));
-    int l = sctp_stack_link(&from->st, &udp, 0, to->st.cfg.sctp_port, false);
+    ebtl_sockaddr_t udp;
+    ebtl_sockaddr_set(&udp, AF_INET, lo.addr, bsctp_stack_udp_port(&to->st, 0));
+    int l = bsctp_stack_link(&from->st, &udp, 0, to->st.cfg.sctp_port, false);
     if (l >= 0) {
         from->st.links[l].jobid = 7;
         from->st.links[l].vpid = vpid;
@@ -243,18 +243,18 @@ static void sizes_both_ways(void)
                                    100000, 262144, 500000, 1048575, MAX_PAYLOAD};
     size_t n = sizeof(sizes) / sizeof(sizes[0]);
     uint8_t *buf = malloc(MAX_PAYLOAD + 64);
-    uint64_t deadline = esp_dgram_now_ns() + 20000000000ull;
+    uint64_t deadline = ebtl_dgram_now_ns() + 20000000000ull;
     for (size_t i = 0; i < n && l >= 0; i++) {
         fill(buf, (uint32_t) i, sizes[i]);
         int rc;
-        while ((rc = sctp_assoc_send(&a.st, (uint32_t) l, buf, sizes[i] + 8)) == -EAGAIN) {
+        while ((rc = bsctp_assoc_send(&a.st, (uint32_t) l, buf, sizes[i] + 8)) == -EAGAIN) {
             poll_both(&a, &b);
         }
         CHECK(rc == 0);
         if (rc != 0) {
             break;
         }
-        while (a.received < i + 1 && esp_dgram_now_ns() < deadline && !a.failed && !b.failed) {
+        while (a.received < i + 1 && ebtl_dgram_now_ns() < deadline && !a.failed && !b.failed) {
             poll_both(&a, &b);
         }
     }
@@ -290,13 +290,13 @@ static void small_receive_buffer_reassembles(void)
     CHECK(l >= 0);
     uint8_t *buf = malloc(MAX_PAYLOAD + 64);
     const uint32_t count = 12;
-    uint64_t deadline = esp_dgram_now_ns() + 20000000000ull;
-    for (uint32_t i = 0; i < count && l >= 0 && esp_dgram_now_ns() < deadline; i++) {
+    uint64_t deadline = ebtl_dgram_now_ns() + 20000000000ull;
+    for (uint32_t i = 0; i < count && l >= 0 && ebtl_dgram_now_ns() < deadline; i++) {
         size_t len = i % 2 ? MAX_PAYLOAD : 300000;
         fill(buf, i, len);
         int rc;
-        while ((rc = sctp_assoc_send(&a.st, (uint32_t) l, buf, len + 8)) == -EAGAIN
-               && esp_dgram_now_ns() < deadline) {
+        while ((rc = bsctp_assoc_send(&a.st, (uint32_t) l, buf, len + 8)) == -EAGAIN
+               && ebtl_dgram_now_ns() < deadline) {
             poll_both(&a, &b);
         }
         CHECK(rc == 0);
@@ -304,7 +304,7 @@ static void small_receive_buffer_reassembles(void)
             break;
         }
     }
-    while (b.received < count && esp_dgram_now_ns() < deadline && !a.failed && !b.failed) {
+    while (b.received < count && ebtl_dgram_now_ns() < deadline && !a.failed && !b.failed) {
         poll_both(&a, &b);
     }
     CHECK(b.received == count);
@@ -328,11 +328,11 @@ static void stream_fills_send_buffer(void)
     int l = link_to(&a, &b, 1);
     uint8_t *buf = malloc(MAX_PAYLOAD + 64);
     const uint32_t count = 400;
-    uint64_t t0 = esp_dgram_now_ns(), deadline = t0 + 20000000000ull;
-    for (uint32_t i = 0; i < count && esp_dgram_now_ns() < deadline; i++) {
+    uint64_t t0 = ebtl_dgram_now_ns(), deadline = t0 + 20000000000ull;
+    for (uint32_t i = 0; i < count && ebtl_dgram_now_ns() < deadline; i++) {
         fill(buf, i, 65536 - 8);
         int rc;
-        while ((rc = sctp_assoc_send(&a.st, (uint32_t) l, buf, 65536)) == -EAGAIN) {
+        while ((rc = bsctp_assoc_send(&a.st, (uint32_t) l, buf, 65536)) == -EAGAIN) {
             poll_both(&a, &b);
         }
         CHECK(rc == 0);
@@ -340,10 +340,10 @@ static void stream_fills_send_buffer(void)
             break;
         }
     }
-    while (b.received < count && esp_dgram_now_ns() < deadline) {
+    while (b.received < count && ebtl_dgram_now_ns() < deadline) {
         poll_both(&a, &b);
     }
-    double s = (double) (esp_dgram_now_ns() - t0) / 1e9;
+    double s = (double) (ebtl_dgram_now_ns() - t0) / 1e9;
     CHECK(b.received == count);
     CHECK(b.bad == 0);
     CHECK(a.st.stats.tx_busy > 0);
@@ -359,8 +359,8 @@ static int send_polling(side_t *a, side_t *b, int l, uint8_t *buf, size_t len,
                         uint64_t deadline)
 {
     int rc;
-    while ((rc = sctp_assoc_send(&a->st, (uint32_t) l, buf, len)) == -EAGAIN
-           && esp_dgram_now_ns() < deadline) {
+    while ((rc = bsctp_assoc_send(&a->st, (uint32_t) l, buf, len)) == -EAGAIN
+           && ebtl_dgram_now_ns() < deadline) {
         poll_both(a, b);
     }
     return rc;
@@ -382,18 +382,18 @@ static void message_larger_than_send_buffer(void)
         CHECK(open_side(&b, "B", (uint16_t) (5026 + 2 * idle), 1, JOB_KEY));
         int l = link_to(&a, &b, 1);
         CHECK(l >= 0);
-        uint64_t deadline = esp_dgram_now_ns() + 20000000000ull;
+        uint64_t deadline = ebtl_dgram_now_ns() + 20000000000ull;
         if (idle) {
             fill(buf, 0, small);
             CHECK(send_polling(&a, &b, l, buf, small + 8, deadline) == 0);
-            while (b.received < 1 && esp_dgram_now_ns() < deadline) {
+            while (b.received < 1 && ebtl_dgram_now_ns() < deadline) {
                 poll_both(&a, &b);
             }
             CHECK(b.received == 1 && b.bad == 0);
         }
         fill(buf, 1, big);
         CHECK(send_polling(&a, &b, l, buf, big + 8, deadline) == -EMSGSIZE);
-        CHECK(esp_dgram_now_ns() < deadline);
+        CHECK(ebtl_dgram_now_ns() < deadline);
         close_side(&a);
         close_side(&b);
     }
@@ -415,26 +415,26 @@ static void message_in_pieces_and_kept_ends(void)
     const size_t head = 32;
     uint8_t *buf = malloc(MAX_PAYLOAD + 64);
     const uint32_t count = 300;
-    uint64_t deadline = esp_dgram_now_ns() + 20000000000ull;
-    for (uint32_t i = 0; i < count && esp_dgram_now_ns() < deadline; i++) {
+    uint64_t deadline = ebtl_dgram_now_ns() + 20000000000ull;
+    for (uint32_t i = 0; i < count && ebtl_dgram_now_ns() < deadline; i++) {
         size_t len = 2000 + (i * 7919u) % 60000u;
         fill(buf, i, len);
-        struct iovec iov[2] = {{buf, head}, {buf + head, sizeof(sctp_wire_hdr_t) + len - head}};
+        struct iovec iov[2] = {{buf, head}, {buf + head, sizeof(bsctp_wire_hdr_t) + len - head}};
         int rc;
         /* (again each time: every new socket's options set it) */
         while ((a.st.sndbuf_limit = SIZE_MAX / 2,
-                rc = sctp_assoc_sendv(&a.st, (uint32_t) l, 0, iov, 2)) == -EAGAIN) {
+                rc = bsctp_assoc_sendv(&a.st, (uint32_t) l, 0, iov, 2)) == -EAGAIN) {
             poll_both(&a, &b);
         }
         CHECK(rc == 0);
-        memset(buf, 0xee, sizeof(sctp_wire_hdr_t) + len);   /* not read after the call */
+        memset(buf, 0xee, sizeof(bsctp_wire_hdr_t) + len);   /* not read after the call */
         if (rc != 0) {
             break;
         }
     }
-    while ((b.received < count || a.st.rests > 0) && esp_dgram_now_ns() < deadline) {
+    while ((b.received < count || a.st.rests > 0) && ebtl_dgram_now_ns() < deadline) {
         poll_both(&a, &b);
-        sctp_assoc_send_rests(&a.st);
+        bsctp_assoc_send_rests(&a.st);
     }
     CHECK(b.received == count);
     CHECK(b.bad == 0);
@@ -460,18 +460,18 @@ static void both_start_at_once(void)
     uint8_t *buf = malloc(MAX_PAYLOAD + 64);
     const uint32_t count = 200;
     uint32_t sent_a = 0, sent_b = 0;
-    uint64_t deadline = esp_dgram_now_ns() + 20000000000ull;
-    while ((a.received < count || b.received < count) && esp_dgram_now_ns() < deadline
+    uint64_t deadline = ebtl_dgram_now_ns() + 20000000000ull;
+    while ((a.received < count || b.received < count) && ebtl_dgram_now_ns() < deadline
            && !a.failed && !b.failed) {
         size_t len = 1000 + (sent_a % 7) * 3000;
         if (sent_a < count) {
             fill(buf, sent_a, len);
-            sent_a += sctp_assoc_send(&a.st, (uint32_t) la, buf, len + 8) == 0;
+            sent_a += bsctp_assoc_send(&a.st, (uint32_t) la, buf, len + 8) == 0;
         }
         len = 1000 + (sent_b % 7) * 3000;
         if (sent_b < count) {
             fill(buf, sent_b, len);
-            sent_b += sctp_assoc_send(&b.st, (uint32_t) lb, buf, len + 8) == 0;
+            sent_b += bsctp_assoc_send(&b.st, (uint32_t) lb, buf, len + 8) == 0;
         }
         poll_both(&a, &b);
     }
@@ -512,14 +512,14 @@ static void other_job_refused(void)
     int l = link_to(&x, &b, 1);
     uint8_t buf[64];
     fill(buf, 0, 32);
-    uint64_t deadline = esp_dgram_now_ns() + 2000000000ull;
+    uint64_t deadline = ebtl_dgram_now_ns() + 2000000000ull;
     int rc;   /* one-to-one: -EAGAIN until X's own association is up */
-    while ((rc = sctp_assoc_send(&x.st, (uint32_t) l, buf, 40)) == -EAGAIN
-           && esp_dgram_now_ns() < deadline) {
+    while ((rc = bsctp_assoc_send(&x.st, (uint32_t) l, buf, 40)) == -EAGAIN
+           && ebtl_dgram_now_ns() < deadline) {
         poll_both(&x, &b);
     }
     CHECK(rc == 0);
-    while (b.st.stats.assoc_rejected == 0 && esp_dgram_now_ns() < deadline) {
+    while (b.st.stats.assoc_rejected == 0 && ebtl_dgram_now_ns() < deadline) {
         poll_both(&x, &b);
     }
     for (int i = 0; i < 100; i++) {
@@ -539,7 +539,7 @@ static void other_job_refused(void)
 /* Feed one piece as the drain would (assoc 3, link 0). */
 static void piece(side_t *s, uint16_t sid, const uint8_t *p, size_t n, bool eor)
 {
-    sctp_assoc_input(&s->st, 0, 3, sid, eor ? MSG_EOR : 0, p, n);
+    bsctp_assoc_input(&s->st, 0, 3, sid, eor ? MSG_EOR : 0, p, n);
 }
 
 /* usrsctp hands out a piece of a message on one stream, then pieces (or
@@ -549,7 +549,7 @@ static void piece(side_t *s, uint16_t sid, const uint8_t *p, size_t n, bool eor)
 static void pieces_interleave_across_streams(void)
 {
     side_t s;
-    sctp_link_t link;
+    bsctp_link_t link;
     memset(&s, 0, sizeof(s));
     memset(&link, 0, sizeof(link));
     s.name = "R";
@@ -565,11 +565,11 @@ static void pieces_interleave_across_streams(void)
     link.jobid = 7;
     link.user = &s;
 
-    sctp_wire_ident_t id;
+    bsctp_wire_ident_t id;
     memset(&id, 0, sizeof(id));
-    id.hdr.version = SCTP_WIRE_VERSION;
-    id.hdr.kind = SCTP_WIRE_IDENT;
-    id.magic = htonl(SCTP_IDENT_MAGIC);
+    id.hdr.version = BSCTP_WIRE_VERSION;
+    id.hdr.kind = BSCTP_WIRE_IDENT;
+    id.magic = htonl(BSCTP_IDENT_MAGIC);
     id.jobid = htonl(7);
     id.job_key = ((uint64_t) htonl((uint32_t) JOB_KEY) << 32) | htonl((uint32_t) (JOB_KEY >> 32));
     piece(&s, 0, (const uint8_t *) &id, sizeof(id), true);
@@ -603,7 +603,7 @@ static void pieces_interleave_across_streams(void)
     pd.pdapi_length = sizeof(pd);
     pd.pdapi_assoc_id = 3;
     pd.pdapi_stream = 1;
-    sctp_assoc_notification(&s.st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &pd, sizeof(pd));
+    bsctp_assoc_notification(&s.st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &pd, sizeof(pd));
     piece(&s, 2, d + 2000, sizeof(d) - 2000, true);
     CHECK(s.received == 4);
     piece(&s, 1, e, sizeof(e), true);   /* stream 1 starts clean */
@@ -616,7 +616,7 @@ static void pieces_interleave_across_streams(void)
     piece(&s, 4, d, 100, false);
     CHECK(s.st.stats.rx_bad == 1);
     CHECK(s.st.stats.assoc_rejected == 1);
-    sctp_assoc_link_fini(&s.st, &link);
+    bsctp_assoc_link_fini(&s.st, &link);
 }
 
 /* Our CRC32c is SCTP's: the value usrsctp's own routine computes over the
@@ -633,7 +633,7 @@ static void crc32c_matches_usrsctp(void)
         memcpy(copy, pkt, lens[k]);
         memset(copy + 8, 0, 4);
         uint32_t theirs = usrsctp_crc32c(copy, lens[k]);   /* as stored in the field */
-        uint32_t ours = sctp_packet_crc32c(pkt, lens[k]);  /* the field ignored */
+        uint32_t ours = bsctp_packet_crc32c(pkt, lens[k]);  /* the field ignored */
         uint8_t field[4] = {(uint8_t) ours, (uint8_t) (ours >> 8), (uint8_t) (ours >> 16),
                             (uint8_t) (ours >> 24)};
         CHECK(memcmp(field, &theirs, 4) == 0);
@@ -652,9 +652,9 @@ static void crc32c_checked(void)
     int l = link_to(&a, &b, 1);
     uint8_t buf[2000];
     fill(buf, 0, 1500);
-    CHECK(l >= 0 && sctp_assoc_send(&a.st, (uint32_t) l, buf, 1508) == 0);
-    uint64_t deadline = esp_dgram_now_ns() + 5000000000ull;
-    while (a.received < 1 && esp_dgram_now_ns() < deadline) {
+    CHECK(l >= 0 && bsctp_assoc_send(&a.st, (uint32_t) l, buf, 1508) == 0);
+    uint64_t deadline = ebtl_dgram_now_ns() + 5000000000ull;
+    while (a.received < 1 && ebtl_dgram_now_ns() < deadline) {
         poll_both(&a, &b);
     }
     CHECK(b.received == 1 && a.received == 1 && a.bad == 0 && b.bad == 0);
@@ -665,9 +665,9 @@ static void crc32c_checked(void)
     memset(bad, 0x5a, sizeof(bad));
     bad[8] = 1;
     struct iovec iov = {bad, sizeof(bad)};
-    CHECK(esp_dgram_send(&a.st.socks[0], &b.st.socks[0].local, &iov, 1) == 0);
-    deadline = esp_dgram_now_ns() + 2000000000ull;
-    while (b.st.stats.rx_badsum == 0 && esp_dgram_now_ns() < deadline) {
+    CHECK(ebtl_dgram_send(&a.st.socks[0], &b.st.socks[0].local, &iov, 1) == 0);
+    deadline = ebtl_dgram_now_ns() + 2000000000ull;
+    while (b.st.stats.rx_badsum == 0 && ebtl_dgram_now_ns() < deadline) {
         poll_both(&a, &b);
     }
     CHECK(b.st.stats.rx_badsum == 1);
@@ -685,9 +685,9 @@ static size_t live_sockets(side_t *s)
 /* Our end of the association a link uses: its local and remote SCTP ports. */
 static bool link_ports(side_t *s, uint32_t link, uint16_t *local, uint16_t *remote)
 {
-    sctp_o2o_sock_t *so = s->st.links[link].o2o;
+    bsctp_o2o_sock_t *so = s->st.links[link].o2o;
     struct sockaddr *addrs = NULL;
-    if (so == NULL || so->state != SCTP_O2O_UP) {
+    if (so == NULL || so->state != BSCTP_O2O_UP) {
         return false;
     }
     int n = usrsctp_getladdrs(so->so, 0, &addrs);
@@ -726,14 +726,14 @@ static void both_send_first_once(uint32_t vpid_a, uint32_t vpid_b, uint16_t port
     static const size_t sizes[] = {8, 100, 1400, 9000, 70000};
     uint8_t *buf = malloc(MAX_PAYLOAD + 64);
     uint32_t sent_a = 0, sent_b = 0;
-    uint64_t deadline = esp_dgram_now_ns() + 20000000000ull;
+    uint64_t deadline = ebtl_dgram_now_ns() + 20000000000ull;
     /* Each side sends as far as it may before either polls: both connect. */
     while ((sent_a < count || sent_b < count || a.received < count || b.received < count)
-           && esp_dgram_now_ns() < deadline && !a.failed && !b.failed) {
+           && ebtl_dgram_now_ns() < deadline && !a.failed && !b.failed) {
         while (sent_a < count) {
             size_t len = sizes[sent_a % 5];
             fill(buf, sent_a, len);
-            int rc = sctp_assoc_send(&a.st, (uint32_t) la, buf, len + 8);
+            int rc = bsctp_assoc_send(&a.st, (uint32_t) la, buf, len + 8);
             if (rc == -EAGAIN) {
                 break;
             }
@@ -743,7 +743,7 @@ static void both_send_first_once(uint32_t vpid_a, uint32_t vpid_b, uint16_t port
         while (sent_b < count) {
             size_t len = sizes[sent_b % 5];
             fill(buf, sent_b, len);
-            int rc = sctp_assoc_send(&b.st, (uint32_t) lb, buf, len + 8);
+            int rc = bsctp_assoc_send(&b.st, (uint32_t) lb, buf, len + 8);
             if (rc == -EAGAIN) {
                 break;
             }
@@ -810,33 +810,33 @@ static void both_send_first(void)
 static void stall_watch_decides(void)
 {
     const uint64_t S = 1000000000u, stall = 10 * S;
-    sctp_link_t l;
+    bsctp_link_t l;
 
     memset(&l, 0, sizeof(l));   /* the same data, untouched */
-    CHECK(!sctp_inet_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
-    CHECK(!sctp_inet_link_stalled(&l, 5 * S, true, 5, 1000, false, stall));
-    CHECK(!sctp_inet_link_stalled(&l, 10 * S, true, 5, 1000, false, stall));
-    CHECK(sctp_inet_link_stalled(&l, 11 * S, true, 5, 1000, false, stall));
+    CHECK(!bsctp_inet_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
+    CHECK(!bsctp_inet_link_stalled(&l, 5 * S, true, 5, 1000, false, stall));
+    CHECK(!bsctp_inet_link_stalled(&l, 10 * S, true, 5, 1000, false, stall));
+    CHECK(bsctp_inet_link_stalled(&l, 11 * S, true, 5, 1000, false, stall));
 
     memset(&l, 0, sizeof(l));   /* a T3 expiry somewhere starts the period again */
-    CHECK(!sctp_inet_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
-    CHECK(!sctp_inet_link_stalled(&l, 6 * S, true, 5, 1000, true, stall));
-    CHECK(!sctp_inet_link_stalled(&l, 15 * S, true, 5, 1000, false, stall));
-    CHECK(sctp_inet_link_stalled(&l, 16 * S, true, 5, 1000, false, stall));
+    CHECK(!bsctp_inet_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
+    CHECK(!bsctp_inet_link_stalled(&l, 6 * S, true, 5, 1000, true, stall));
+    CHECK(!bsctp_inet_link_stalled(&l, 15 * S, true, 5, 1000, false, stall));
+    CHECK(bsctp_inet_link_stalled(&l, 16 * S, true, 5, 1000, false, stall));
 
     memset(&l, 0, sizeof(l));   /* acknowledgements or newly queued bytes: moving */
-    CHECK(!sctp_inet_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
-    CHECK(!sctp_inet_link_stalled(&l, 9 * S, true, 4, 1000, false, stall));
-    CHECK(!sctp_inet_link_stalled(&l, 18 * S, true, 4, 1200, false, stall));
-    CHECK(!sctp_inet_link_stalled(&l, 27 * S, true, 4, 1200, false, stall));
-    CHECK(sctp_inet_link_stalled(&l, 28 * S, true, 4, 1200, false, stall));
+    CHECK(!bsctp_inet_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
+    CHECK(!bsctp_inet_link_stalled(&l, 9 * S, true, 4, 1000, false, stall));
+    CHECK(!bsctp_inet_link_stalled(&l, 18 * S, true, 4, 1200, false, stall));
+    CHECK(!bsctp_inet_link_stalled(&l, 27 * S, true, 4, 1200, false, stall));
+    CHECK(bsctp_inet_link_stalled(&l, 28 * S, true, 4, 1200, false, stall));
 
     memset(&l, 0, sizeof(l));   /* nothing unacknowledged, or no association: never */
     for (uint64_t t = 1; t < 100; t += 7) {
-        CHECK(!sctp_inet_link_stalled(&l, t * S, true, 0, 5000, false, stall));
+        CHECK(!bsctp_inet_link_stalled(&l, t * S, true, 0, 5000, false, stall));
     }
     for (uint64_t t = 100; t < 200; t += 7) {
-        CHECK(!sctp_inet_link_stalled(&l, t * S, false, 0, 0, false, stall));
+        CHECK(!bsctp_inet_link_stalled(&l, t * S, false, 0, 0, false, stall));
     }
 }
 #endif
@@ -850,19 +850,19 @@ int main(void)
     RUN(SUITE, other_job_refused);
     RUN(SUITE, both_start_at_once);
     if (!TEST_INET) {
-        RUN(SUITE, message_in_pieces_and_kept_ends);   /* conn mode only: sctp_stack_takes_pieces */
+        RUN(SUITE, message_in_pieces_and_kept_ends);   /* conn mode only: bsctp_stack_takes_pieces */
         RUN(SUITE, message_larger_than_send_buffer);
         RUN(SUITE, pieces_interleave_across_streams);   /* no socket: the same in both modes */
         RUN(SUITE, crc32c_matches_usrsctp);
         RUN(SUITE, crc32c_checked);   /* our check on our UDP sockets: conn mode */
         one_to_one = true;
-        RUN("sctp_stack one-to-one", sizes_both_ways);
-        RUN("sctp_stack one-to-one", stream_fills_send_buffer);
-        RUN("sctp_stack one-to-one", small_receive_buffer_reassembles);
-        RUN("sctp_stack one-to-one", message_in_pieces_and_kept_ends);
-        RUN("sctp_stack one-to-one", message_larger_than_send_buffer);
-        RUN("sctp_stack one-to-one", other_job_refused);
-        RUN("sctp_stack one-to-one", both_send_first);
+        RUN("bsctp_stack one-to-one", sizes_both_ways);
+        RUN("bsctp_stack one-to-one", stream_fills_send_buffer);
+        RUN("bsctp_stack one-to-one", small_receive_buffer_reassembles);
+        RUN("bsctp_stack one-to-one", message_in_pieces_and_kept_ends);
+        RUN("bsctp_stack one-to-one", message_larger_than_send_buffer);
+        RUN("bsctp_stack one-to-one", other_job_refused);
+        RUN("bsctp_stack one-to-one", both_send_first);
     } else {
 #if TEST_INET
         RUN(SUITE, stall_watch_decides);

@@ -47,20 +47,20 @@ static void *exact(const void *src, size_t len)
 
 static void test_match_layout(void)
 {
-    sctp_ob1_info_t h;
+    bsctp_ob1_info_t h;
     uint8_t *b = exact(match_hdr, sizeof(match_hdr));
-    CHECK(sctp_ob1_parse(SCTP_OB1_MATCH, b, 14, &h) == SCTP_OB1_ENVELOPE);
+    CHECK(bsctp_ob1_parse(BSCTP_OB1_MATCH, b, 14, &h) == BSCTP_OB1_ENVELOPE);
     CHECK(h.type == 65 && h.flags == 1);
     CHECK(h.ctx == 3 && h.src == 1 && h.tag == 7 && h.seq == 0x105);
     free(b);
-    CHECK(SCTP_OB1_MATCH == 'A' && SCTP_OB1_FIN == 73 && SCTP_OB1_FRAG == 70);
+    CHECK(BSCTP_OB1_MATCH == 'A' && BSCTP_OB1_FIN == 73 && BSCTP_OB1_FRAG == 70);
 }
 
 static void test_rndv_layout(void)
 {
-    sctp_ob1_info_t h;
+    bsctp_ob1_info_t h;
     uint8_t *b = exact(rndv_hdr, sizeof(rndv_hdr));
-    CHECK(sctp_ob1_parse(SCTP_OB1_RNDV, b, 32, &h) == SCTP_OB1_ENVELOPE);
+    CHECK(bsctp_ob1_parse(BSCTP_OB1_RNDV, b, 32, &h) == BSCTP_OB1_ENVELOPE);
     CHECK(h.ctx == 4 && h.src == 0x7fffffff && h.tag == -10 && h.seq == 2);
     free(b);
 }
@@ -72,17 +72,17 @@ static void test_nbo(void)
     m[1] = 0x02;                      /* NBO: fields big endian */
     m[2] = 0x01; m[3] = 0x02;         /* ctx 0x0102 */
     m[8] = 0; m[9] = 0; m[10] = 0; m[11] = 9;
-    sctp_ob1_info_t h;
-    CHECK(sctp_ob1_parse(SCTP_OB1_MATCH, m, 14, &h) == SCTP_OB1_ENVELOPE);
+    bsctp_ob1_info_t h;
+    CHECK(bsctp_ob1_parse(BSCTP_OB1_MATCH, m, 14, &h) == BSCTP_OB1_ENVELOPE);
     CHECK(h.ctx == 0x0102 && h.tag == 9);
 }
 
 static void test_frag_key(void)
 {
     uint8_t b[32];
-    sctp_ob1_info_t h;
+    bsctp_ob1_info_t h;
     frag_hdr(b, 65536, 0x1122334455667788ull);
-    CHECK(sctp_ob1_parse(SCTP_OB1_FRAG, b, 32, &h) == SCTP_OB1_OTHER);
+    CHECK(bsctp_ob1_parse(BSCTP_OB1_FRAG, b, 32, &h) == BSCTP_OB1_OTHER);
     CHECK(h.key == 0x1122334455667788ull);
 }
 
@@ -93,50 +93,50 @@ static void test_truncated(void)
     static const struct {
         uint8_t type;
         size_t need;
-    } t[] = {{SCTP_OB1_MATCH, 14}, {SCTP_OB1_RNDV, 32}, {SCTP_OB1_RGET, 48},
-             {SCTP_OB1_ACK, 40},   {SCTP_OB1_FRAG, 32}, {SCTP_OB1_PUT, 56},
-             {SCTP_OB1_FIN, 24}};
+    } t[] = {{BSCTP_OB1_MATCH, 14}, {BSCTP_OB1_RNDV, 32}, {BSCTP_OB1_RGET, 48},
+             {BSCTP_OB1_ACK, 40},   {BSCTP_OB1_FRAG, 32}, {BSCTP_OB1_PUT, 56},
+             {BSCTP_OB1_FIN, 24}};
     uint8_t full[64];
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         memset(full, 0, sizeof(full));
         full[0] = t[i].type;
         for (size_t len = 0; len <= t[i].need; len++) {
             uint8_t *b = exact(full, len);
-            sctp_ob1_info_t h;
-            enum sctp_ob1_kind k = sctp_ob1_parse(t[i].type, b, len, &h);
-            CHECK((len < t[i].need) == (k == SCTP_OB1_NONE));
-            CHECK(len < t[i].need || sctp_stream_choose(true, 16, t[i].type, b, len, NULL) != 0);
+            bsctp_ob1_info_t h;
+            enum bsctp_ob1_kind k = bsctp_ob1_parse(t[i].type, b, len, &h);
+            CHECK((len < t[i].need) == (k == BSCTP_OB1_NONE));
+            CHECK(len < t[i].need || bsctp_stream_choose(true, 16, t[i].type, b, len, NULL) != 0);
             if (len < t[i].need) {
-                CHECK(sctp_stream_choose(true, 16, t[i].type, b, len, NULL) == 0);
+                CHECK(bsctp_stream_choose(true, 16, t[i].type, b, len, NULL) == 0);
             }
             free(b);
         }
     }
-    sctp_ob1_info_t h;
-    CHECK(sctp_ob1_parse(SCTP_OB1_MATCH, NULL, 0, &h) == SCTP_OB1_NONE);
+    bsctp_ob1_info_t h;
+    CHECK(bsctp_ob1_parse(BSCTP_OB1_MATCH, NULL, 0, &h) == BSCTP_OB1_NONE);
 }
 
 static void test_not_ob1(void)
 {
-    sctp_ob1_info_t h;
+    bsctp_ob1_info_t h;
     uint8_t m[14];
     memcpy(m, match_hdr, 14);
     /* A tag that is not ob1's (BTL-internal 0x20, OSC 0x60, 0, 255, 0x40). */
     static const uint8_t tags[] = {0x00, 0x20, 0x40, 0x4a, 0x60, 0x80, 0xff};
     for (size_t i = 0; i < sizeof(tags); i++) {
         m[0] = tags[i];
-        CHECK(sctp_ob1_parse(tags[i], m, 14, &h) == SCTP_OB1_NONE);
-        CHECK(sctp_stream_choose(true, 16, tags[i], m, 14, NULL) == 0);
+        CHECK(bsctp_ob1_parse(tags[i], m, 14, &h) == BSCTP_OB1_NONE);
+        CHECK(bsctp_stream_choose(true, 16, tags[i], m, 14, NULL) == 0);
     }
     /* hdr_type not repeating the tag. */
-    m[0] = SCTP_OB1_FRAG;
-    CHECK(sctp_ob1_parse(SCTP_OB1_MATCH, m, 14, &h) == SCTP_OB1_NONE);
+    m[0] = BSCTP_OB1_FRAG;
+    CHECK(bsctp_ob1_parse(BSCTP_OB1_MATCH, m, 14, &h) == BSCTP_OB1_NONE);
     /* An unknown flag bit. */
-    m[0] = SCTP_OB1_MATCH;
+    m[0] = BSCTP_OB1_MATCH;
     m[1] = 0x40;
-    CHECK(sctp_ob1_parse(SCTP_OB1_MATCH, m, 14, &h) == SCTP_OB1_NONE);
+    CHECK(bsctp_ob1_parse(BSCTP_OB1_MATCH, m, 14, &h) == BSCTP_OB1_NONE);
     m[1] = 0x3f;
-    CHECK(sctp_ob1_parse(SCTP_OB1_MATCH, m, 14, &h) == SCTP_OB1_ENVELOPE);
+    CHECK(bsctp_ob1_parse(BSCTP_OB1_MATCH, m, 14, &h) == BSCTP_OB1_ENVELOPE);
     /* Random bytes under an ob1 tag: only accepted when they look like it. */
     uint64_t z = 42;
     int accepted = 0;
@@ -146,9 +146,9 @@ static void test_not_ob1(void)
             z = z * 6364136223846793005ull + 1442695040888963407ull;
             r[j] = (uint8_t) (z >> 56);
         }
-        if (sctp_ob1_parse(SCTP_OB1_MATCH, r, 14, &h) != SCTP_OB1_NONE) {
+        if (bsctp_ob1_parse(BSCTP_OB1_MATCH, r, 14, &h) != BSCTP_OB1_NONE) {
             accepted++;
-            CHECK(r[0] == SCTP_OB1_MATCH && (r[1] & 0xc0) == 0);
+            CHECK(r[0] == BSCTP_OB1_MATCH && (r[1] & 0xc0) == 0);
         }
     }
     CHECK(accepted < 100);
@@ -157,11 +157,11 @@ static void test_not_ob1(void)
 static void test_ranges(void)
 {
     uint16_t ef, ec, of, oc;
-    sctp_stream_ranges(16, &ef, &ec, &of, &oc);
+    bsctp_stream_ranges(16, &ef, &ec, &of, &oc);
     CHECK(ef == 1 && ec == 7 && of == 8 && oc == 8);
-    sctp_stream_ranges(3, &ef, &ec, &of, &oc);
+    bsctp_stream_ranges(3, &ef, &ec, &of, &oc);
     CHECK(ef == 1 && ec == 1 && of == 2 && oc == 1);
-    sctp_stream_ranges(2, &ef, &ec, &of, &oc);
+    bsctp_stream_ranges(2, &ef, &ec, &of, &oc);
     CHECK(ef == 1 && ec == 1 && of == 1 && oc == 1);
 }
 
@@ -170,24 +170,24 @@ static void test_choose(void)
     uint8_t m[14];
     memcpy(m, match_hdr, 14);
     /* Off, or streams not known / only one: stream 0. */
-    CHECK(sctp_stream_choose(false, 16, SCTP_OB1_MATCH, m, 14, NULL) == 0);
-    CHECK(sctp_stream_choose(true, 0, SCTP_OB1_MATCH, m, 14, NULL) == 0);
-    CHECK(sctp_stream_choose(true, 1, SCTP_OB1_MATCH, m, 14, NULL) == 0);
-    CHECK(sctp_stream_choose(true, 2, SCTP_OB1_MATCH, m, 14, NULL) == 1);
+    CHECK(bsctp_stream_choose(false, 16, BSCTP_OB1_MATCH, m, 14, NULL) == 0);
+    CHECK(bsctp_stream_choose(true, 0, BSCTP_OB1_MATCH, m, 14, NULL) == 0);
+    CHECK(bsctp_stream_choose(true, 1, BSCTP_OB1_MATCH, m, 14, NULL) == 0);
+    CHECK(bsctp_stream_choose(true, 2, BSCTP_OB1_MATCH, m, 14, NULL) == 1);
     /* Envelopes on 1..7 of 16, stable, depending on (ctx, tag) only. */
-    uint16_t s0 = sctp_stream_choose(true, 16, SCTP_OB1_MATCH, m, 14, NULL);
+    uint16_t s0 = bsctp_stream_choose(true, 16, BSCTP_OB1_MATCH, m, 14, NULL);
     CHECK(s0 >= 1 && s0 <= 7);
     m[12] = 0x99; m[4] = 0x05; m[1] = 0;  /* another seq, source, flags */
-    CHECK(sctp_stream_choose(true, 16, SCTP_OB1_MATCH, m, 14, NULL) == s0);
+    CHECK(bsctp_stream_choose(true, 16, BSCTP_OB1_MATCH, m, 14, NULL) == s0);
     uint8_t r[32];
     memcpy(r, rndv_hdr, 32);
     memcpy(r + 2, m + 2, 2);
     memcpy(r + 8, m + 8, 4);              /* same ctx and tag as a rendezvous */
-    CHECK(sctp_stream_choose(true, 16, SCTP_OB1_RNDV, r, 32, NULL) == s0);
+    CHECK(bsctp_stream_choose(true, 16, BSCTP_OB1_RNDV, r, 32, NULL) == s0);
     int seen[16] = {0};
     for (int32_t tag = 0; tag < 200; tag++) {
         memcpy(m + 8, &tag, 4);
-        uint16_t s = sctp_stream_choose(true, 16, SCTP_OB1_MATCH, m, 14, NULL);
+        uint16_t s = bsctp_stream_choose(true, 16, BSCTP_OB1_MATCH, m, 14, NULL);
         CHECK(s >= 1 && s <= 7);
         seen[s]++;
     }
@@ -197,16 +197,16 @@ static void test_choose(void)
     /* A message's fragments on one stream of 8..15, whatever the offset. */
     uint8_t f[32];
     frag_hdr(f, 0, 0xdeadbeef00ull);
-    uint16_t fs = sctp_stream_choose(true, 16, SCTP_OB1_FRAG, f, 32, NULL);
+    uint16_t fs = bsctp_stream_choose(true, 16, BSCTP_OB1_FRAG, f, 32, NULL);
     CHECK(fs >= 8 && fs <= 15);
     for (uint64_t off = 65536; off < 65536 * 20; off += 65536) {
         frag_hdr(f, off, 0xdeadbeef00ull);
-        CHECK(sctp_stream_choose(true, 16, SCTP_OB1_FRAG, f, 32, NULL) == fs);
+        CHECK(bsctp_stream_choose(true, 16, BSCTP_OB1_FRAG, f, 32, NULL) == fs);
     }
     int fseen[16] = {0};
     for (uint64_t req = 0; req < 400; req++) {
         frag_hdr(f, 0, 0x7f0000001000ull + req * 512);
-        fseen[sctp_stream_choose(true, 16, SCTP_OB1_FRAG, f, 32, NULL)]++;
+        fseen[bsctp_stream_choose(true, 16, BSCTP_OB1_FRAG, f, 32, NULL)]++;
     }
     for (int s = 0; s < 8; s++) {
         CHECK(fseen[s] == 0);
@@ -214,19 +214,19 @@ static void test_choose(void)
     for (int s = 8; s < 16; s++) {
         CHECK(fseen[s] > 10);
     }
-    enum sctp_ob1_kind k;
-    CHECK(sctp_stream_choose(true, 16, 0x20, f, 32, &k) == 0 && k == SCTP_OB1_NONE);
+    enum bsctp_ob1_kind k;
+    CHECK(bsctp_stream_choose(true, 16, 0x20, f, 32, &k) == 0 && k == BSCTP_OB1_NONE);
 }
 
 int main(void)
 {
-    RUN("sctp_streams", test_match_layout);
-    RUN("sctp_streams", test_rndv_layout);
-    RUN("sctp_streams", test_nbo);
-    RUN("sctp_streams", test_frag_key);
-    RUN("sctp_streams", test_truncated);
-    RUN("sctp_streams", test_not_ob1);
-    RUN("sctp_streams", test_ranges);
-    RUN("sctp_streams", test_choose);
+    RUN("bsctp_streams", test_match_layout);
+    RUN("bsctp_streams", test_rndv_layout);
+    RUN("bsctp_streams", test_nbo);
+    RUN("bsctp_streams", test_frag_key);
+    RUN("bsctp_streams", test_truncated);
+    RUN("bsctp_streams", test_not_ob1);
+    RUN("bsctp_streams", test_ranges);
+    RUN("bsctp_streams", test_choose);
     return UNIT_RESULT();
 }

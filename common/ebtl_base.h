@@ -1,11 +1,11 @@
 /*
  * What every module of both components shares: the endpoint list, its lock,
  * ob1's error callback, and the module functions that only manage those.
- * A component's module embeds esp_btl_module_t first; its endpoints begin
+ * A component's module embeds ebtl_module_t first; its endpoints begin
  * with an opal_list_item_t.
  */
-#ifndef ESP_BTL_BASE_H
-#define ESP_BTL_BASE_H
+#ifndef EBTL_BASE_H
+#define EBTL_BASE_H
 
 #include <opal_config.h>
 #include <opal/class/opal_list.h>
@@ -13,33 +13,33 @@
 #include <opal/threads/mutex.h>
 #include <opal/util/proc.h>
 
-#include "esp_modex.h"
+#include "ebtl_modex.h"
 
-typedef struct esp_btl_module {
+typedef struct ebtl_module {
     mca_btl_base_module_t super;
     opal_list_t endpoints;
     opal_mutex_t lock;
     mca_btl_base_module_error_cb_fn_t error_cb;
-} esp_btl_module_t;
+} ebtl_module_t;
 
 /* Set up the shared part of a module copied from its template. */
-void esp_btl_module_construct(esp_btl_module_t *module);
+void ebtl_module_construct(ebtl_module_t *module);
 
 /* add_procs of a module without a data path: reaches nobody, so the BML
  * picks another BTL. */
-int esp_btl_module_add_procs_none(struct mca_btl_base_module_t *btl, size_t nprocs,
+int ebtl_module_add_procs_none(struct mca_btl_base_module_t *btl, size_t nprocs,
                                   struct opal_proc_t **procs,
                                   struct mca_btl_base_endpoint_t **endpoints,
                                   struct opal_bitmap_t *reachable);
-int esp_btl_module_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+int ebtl_module_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                              struct opal_proc_t **procs,
                              struct mca_btl_base_endpoint_t **endpoints);
-int esp_btl_module_finalize(struct mca_btl_base_module_t *btl);
-int esp_btl_module_register_error(struct mca_btl_base_module_t *btl,
+int ebtl_module_finalize(struct mca_btl_base_module_t *btl);
+int ebtl_module_register_error(struct mca_btl_base_module_t *btl,
                                   mca_btl_base_module_error_cb_fn_t cb);
 
 /* A process's identity as both components key peers: jobid << 32 | vpid. */
-static inline uint64_t esp_btl_proc_id(opal_process_name_t name)
+static inline uint64_t ebtl_proc_id(opal_process_name_t name)
 {
     return (uint64_t) name.jobid << 32 | name.vpid;
 }
@@ -48,8 +48,8 @@ static inline uint64_t esp_btl_proc_id(opal_process_name_t name)
  * Returns the number of addresses (> 0), or OPAL_ERR_UNREACH when it
  * published none (the component is not running there) or a malformed one
  * (said once, naming the rank). */
-int esp_btl_modex_recv(const mca_base_component_t *component, enum esp_modex_kind kind,
-                       struct opal_proc_t *proc, esp_modex_addr_t *addrs, size_t max,
+int ebtl_modex_recv(const mca_base_component_t *component, enum ebtl_modex_kind kind,
+                       struct opal_proc_t *proc, ebtl_modex_addr_t *addrs, size_t max,
                        uint64_t *epoch);
 
 #endif

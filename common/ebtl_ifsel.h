@@ -4,15 +4,15 @@
  * interface names and CIDR prefixes ("lo,eth1", "10.1.0.0/16,fd00::/8").
  * Pure C, no Open MPI headers, so it is unit-tested without MPI.
  */
-#ifndef ESP_IFSEL_H
-#define ESP_IFSEL_H
+#ifndef EBTL_IFSEL_H
+#define EBTL_IFSEL_H
 
 #include <net/if.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 /* One address of one local interface. */
-typedef struct esp_if {
+typedef struct ebtl_if {
     char name[IF_NAMESIZE];
     int family;                 /* AF_INET or AF_INET6 */
     unsigned char addr[16];     /* network byte order; IPv4 uses the first 4 */
@@ -20,31 +20,31 @@ typedef struct esp_if {
     unsigned ifindex;
     unsigned mtu;               /* 0 when unknown */
     bool loopback;
-} esp_if_t;
+} ebtl_if_t;
 
 /* One item of an include/exclude list: an interface name or a CIDR prefix. */
-typedef struct esp_if_rule {
+typedef struct ebtl_if_rule {
     bool is_cidr;
     char name[IF_NAMESIZE];
     int family;
     unsigned char addr[16];
     unsigned prefixlen;
-} esp_if_rule_t;
+} ebtl_if_rule_t;
 
-typedef struct esp_if_rules {
-    esp_if_rule_t *rules;
+typedef struct ebtl_if_rules {
+    ebtl_if_rule_t *rules;
     size_t count;
-} esp_if_rules_t;
+} ebtl_if_rules_t;
 
 /* Parse a comma-separated list. Returns 0, or -1 with a message in err
  * naming the offending item. An empty or NULL spec gives an empty list. */
-int esp_if_rules_parse(const char *spec, esp_if_rules_t *out, char *err, size_t errlen);
-void esp_if_rules_free(esp_if_rules_t *rules);
-bool esp_if_rules_match(const esp_if_rules_t *rules, const esp_if_t *ifa);
+int ebtl_if_rules_parse(const char *spec, ebtl_if_rules_t *out, char *err, size_t errlen);
+void ebtl_if_rules_free(ebtl_if_rules_t *rules);
+bool ebtl_if_rules_match(const ebtl_if_rules_t *rules, const ebtl_if_t *ifa);
 
 /* All up IPv4 and IPv6 (not link-local) addresses of this host.
  * Returns 0 and a malloc'd array, or -1 with a message in err. */
-int esp_if_enumerate(esp_if_t **out, size_t *count, char *err, size_t errlen);
+int ebtl_if_enumerate(ebtl_if_t **out, size_t *count, char *err, size_t errlen);
 
 /*
  * Keep the addresses of `all` that the lists allow. `param_prefix` names the
@@ -52,11 +52,11 @@ int esp_if_enumerate(esp_if_t **out, size_t *count, char *err, size_t errlen);
  * error; so is a result with no address (the message lists what exists).
  * Returns 0 and a malloc'd array, or -1 with one clear message in err.
  */
-int esp_if_select(const esp_if_t *all, size_t count, const char *include,
+int ebtl_if_select(const ebtl_if_t *all, size_t count, const char *include,
                   const char *exclude, const char *param_prefix,
-                  esp_if_t **out, size_t *out_count, char *err, size_t errlen);
+                  ebtl_if_t **out, size_t *out_count, char *err, size_t errlen);
 
 /* "eth0 10.1.2.3/24" into buf, for messages. */
-const char *esp_if_format(const esp_if_t *ifa, char *buf, size_t len);
+const char *ebtl_if_format(const ebtl_if_t *ifa, char *buf, size_t len);
 
 #endif

@@ -15,7 +15,7 @@
  * call. A datagram longer than max_len cannot be copied, so it is neither
  * duplicated nor held (the decisions are still drawn).
  */
-#include "esp_fault.h"
+#include "ebtl_fault.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -33,11 +33,11 @@ typedef struct fault_held {
     unsigned after;           /* later arrivals still to be output before release */
 } fault_held_t;
 
-struct esp_fault {
-    esp_fault_config_t cfg;
+struct ebtl_fault {
+    ebtl_fault_config_t cfg;
     size_t max_len;
     uint64_t rng[4];
-    esp_fault_stats_t stats;
+    ebtl_fault_stats_t stats;
 
     fault_held_t held[FAULT_HOLD_MAX]; /* in the order they were held */
     unsigned nheld;
@@ -47,7 +47,7 @@ struct esp_fault {
     unsigned char **free_bufs, **busy_bufs;
     size_t nfree, nbusy, nalloc, stack_cap;
 
-    esp_fault_pkt_t *scratch;  /* the arrivals of the current call */
+    ebtl_fault_pkt_t *scratch;  /* the arrivals of the current call */
     size_t scratch_cap;
 };
 
@@ -66,7 +66,7 @@ static uint64_t rotl(uint64_t x, int k)
     return (x << k) | (x >> (64 - k));
 }
 
-static uint64_t rng_next(esp_fault_t *f)
+static uint64_t rng_next(ebtl_fault_t *f)
 {
     uint64_t *s = f->rng;
     uint64_t result = rotl(s[1] * 5, 7) * 9;
@@ -81,32 +81,32 @@ static uint64_t rng_next(esp_fault_t *f)
 }
 
 /* Uniform in [0, 1). */
-static double rng_unit(esp_fault_t *f)
+static double rng_unit(ebtl_fault_t *f)
 {
     return (double) (rng_next(f) >> 11) * 0x1.0p-53;
 }
 
 /* True with probability p (never for p <= 0 or NaN, always for p >= 1). */
-static bool rng_chance(esp_fault_t *f, double p)
+static bool rng_chance(ebtl_fault_t *f, double p)
 {
     return rng_unit(f) < p;
 }
 
 /* Uniform in [0, n), n > 0. */
-static uint64_t rng_below(esp_fault_t *f, uint64_t n)
+static uint64_t rng_below(ebtl_fault_t *f, uint64_t n)
 {
     return rng_next(f) % n;
 }
 
 /* ---- configuration ---- */
 
-bool esp_fault_config_active(const esp_fault_config_t *cfg)
+bool ebtl_fault_config_active(const ebtl_fault_config_t *cfg)
 {
     return cfg != NULL && (cfg->drop > 0 || cfg->duplicate > 0 || cfg->reorder > 0 ||
                            cfg->corrupt > 0);
 }
 
-const char *esp_fault_config_format(const esp_fault_config_t *cfg, char *buf, size_t len)
+const char *ebtl_fault_config_format(const ebtl_fault_config_t *cfg, char *buf, size_t len)
 {
     if (len == 0) {
         return buf;
@@ -132,7 +132,7 @@ static int check_probability(const char *name, double p, bool below_one, char *e
     return -1;
 }
 
-int esp_fault_config_check(const esp_fault_config_t *cfg, char *err, size_t errlen)
+int ebtl_fault_config_check(const ebtl_fault_config_t *cfg, char *err, size_t errlen)
 {
     if (check_probability("drop", cfg->drop, true, err, errlen) != 0 ||
         check_probability("dup", cfg->duplicate, false, err, errlen) != 0 ||
@@ -145,9 +145,9 @@ int esp_fault_config_check(const esp_fault_config_t *cfg, char *err, size_t errl
 
 /* ---- life cycle ---- */
 
-esp_fault_t *esp_fault_create(const esp_fault_config_t *cfg, size_t max_len)
+ebtl_fault_t *ebtl_fault_create(const ebtl_fault_config_t *cfg, size_t max_len)
 {
-    esp_fault_t *f = calloc(1, sizeof(*f));
+    ebtl_fault_t *f = calloc(1, sizeof(*f));
     if (f == NULL) {
         return NULL;
     }
@@ -163,7 +163,7 @@ esp_fault_t *esp_fault_create(const esp_fault_config_t *cfg, size_t max_len)
     return f;
 }
 
-void esp_fault_destroy(esp_fault_t *f)
+void ebtl_fault_destroy(ebtl_fault_t *f)
 {
     if (f == NULL) {
         return;
@@ -183,17 +183,17 @@ void esp_fault_destroy(esp_fault_t *f)
     free(f);
 }
 
-const esp_fault_stats_t *esp_fault_stats(const esp_fault_t *f)
+const ebtl_fault_stats_t *ebtl_fault_stats(const ebtl_fault_t *f)
 {
     return &f->stats;
 }
 
-void esp_fault_stats_add(esp_fault_stats_t *sum, const esp_fault_t *f)
+void ebtl_fault_stats_add(ebtl_fault_stats_t *sum, const ebtl_fault_t *f)
 {
     if (f == NULL) {
         return;
     }
-    const esp_fault_stats_t *s = esp_fault_stats(f);
+    const ebtl_fault_stats_t *s = ebtl_fault_stats(f);
     sum->seen += s->seen;
     sum->dropped += s->dropped;
     sum->duplicated += s->duplicated;
@@ -201,7 +201,7 @@ void esp_fault_stats_add(esp_fault_stats_t *sum, const esp_fault_t *f)
     sum->corrupted += s->corrupted;
 }
 
-const char *esp_fault_stats_format(const esp_fault_stats_t *s, char *buf, size_t len)
+const char *ebtl_fault_stats_format(const ebtl_fault_stats_t *s, char *buf, size_t len)
 {
     if (len > 0) {
         snprintf(buf, len, "fault_seen=%llu fault_dropped=%llu fault_duplicated=%llu "
@@ -215,7 +215,7 @@ const char *esp_fault_stats_format(const esp_fault_stats_t *s, char *buf, size_t
 /* ---- buffers ---- */
 
 /* A free buffer of max_len bytes, or NULL (allocation failed). */
-static unsigned char *buf_get(esp_fault_t *f)
+static unsigned char *buf_get(ebtl_fault_t *f)
 {
     if (f->nfree > 0) {
         return f->free_bufs[--f->nfree];
@@ -242,13 +242,13 @@ static unsigned char *buf_get(esp_fault_t *f)
 }
 
 /* Hand out b until the next call. */
-static void buf_busy(esp_fault_t *f, unsigned char *b)
+static void buf_busy(ebtl_fault_t *f, unsigned char *b)
 {
     f->busy_bufs[f->nbusy++] = b;
 }
 
 /* What was handed out by the last call may be reused now. */
-static void bufs_recycle(esp_fault_t *f)
+static void bufs_recycle(ebtl_fault_t *f)
 {
     while (f->nbusy > 0) {
         f->free_bufs[f->nfree++] = f->busy_bufs[--f->nbusy];
@@ -258,7 +258,7 @@ static void bufs_recycle(esp_fault_t *f)
 /* ---- the filter ---- */
 
 typedef struct fault_out {
-    esp_fault_pkt_t *pkts;
+    ebtl_fault_pkt_t *pkts;
     unsigned count, cap;
 } fault_out_t;
 
@@ -267,7 +267,7 @@ static bool out_put(fault_out_t *o, void *buf, size_t len, const unsigned char *
     if (o->count >= o->cap) {
         return false;
     }
-    esp_fault_pkt_t *p = &o->pkts[o->count++];
+    ebtl_fault_pkt_t *p = &o->pkts[o->count++];
     p->buf = buf;
     p->len = len;
     memcpy(p->from, from, sizeof(p->from));
@@ -275,7 +275,7 @@ static bool out_put(fault_out_t *o, void *buf, size_t len, const unsigned char *
 }
 
 /* Output held datagram i (its buffer becomes busy) and forget it. */
-static bool release_held(esp_fault_t *f, fault_out_t *o, unsigned i)
+static bool release_held(ebtl_fault_t *f, fault_out_t *o, unsigned i)
 {
     fault_held_t *h = &f->held[i];
     if (!out_put(o, h->buf, h->len, h->from)) {
@@ -289,7 +289,7 @@ static bool release_held(esp_fault_t *f, fault_out_t *o, unsigned i)
 
 /* Release, oldest first, what is due: its later arrivals were output or it
  * was held long enough. */
-static void release_due(esp_fault_t *f, fault_out_t *o, uint64_t now_ns)
+static void release_due(ebtl_fault_t *f, fault_out_t *o, uint64_t now_ns)
 {
     unsigned i = 0;
     while (i < f->nheld) {
@@ -304,7 +304,7 @@ static void release_due(esp_fault_t *f, fault_out_t *o, uint64_t now_ns)
 }
 
 /* An arrival was output: count it against every held datagram. */
-static void arrival_output(esp_fault_t *f)
+static void arrival_output(ebtl_fault_t *f)
 {
     for (unsigned i = 0; i < f->nheld; i++) {
         if (f->held[i].after > 0) {
@@ -313,7 +313,7 @@ static void arrival_output(esp_fault_t *f)
     }
 }
 
-static bool grow_scratch(esp_fault_t *f, size_t n)
+static bool grow_scratch(ebtl_fault_t *f, size_t n)
 {
     if (n <= f->scratch_cap) {
         return true;
@@ -322,7 +322,7 @@ static bool grow_scratch(esp_fault_t *f, size_t n)
     while (cap < n) {
         cap *= 2;
     }
-    esp_fault_pkt_t *s = realloc(f->scratch, cap * sizeof(*s));
+    ebtl_fault_pkt_t *s = realloc(f->scratch, cap * sizeof(*s));
     if (s == NULL) {
         return false;
     }
@@ -331,7 +331,7 @@ static bool grow_scratch(esp_fault_t *f, size_t n)
     return true;
 }
 
-unsigned esp_fault_filter(esp_fault_t *f, esp_fault_pkt_t *pkts, unsigned n, unsigned cap,
+unsigned ebtl_fault_filter(ebtl_fault_t *f, ebtl_fault_pkt_t *pkts, unsigned n, unsigned cap,
                           uint64_t now_ns)
 {
     bufs_recycle(f);
@@ -354,7 +354,7 @@ unsigned esp_fault_filter(esp_fault_t *f, esp_fault_pkt_t *pkts, unsigned n, uns
     release_due(f, &o, now_ns);
 
     for (unsigned i = 0; i < n; i++) {
-        esp_fault_pkt_t *a = &f->scratch[i];
+        ebtl_fault_pkt_t *a = &f->scratch[i];
         f->stats.seen++;
         if (rng_chance(f, f->cfg.drop)) {
             f->stats.dropped++;

@@ -3,23 +3,23 @@
  * that peers can reach it. Fixed layout, network byte order, versioned; the
  * decoder treats the bytes as untrusted. Layout in docs/wire-modex.md.
  */
-#ifndef ESP_MODEX_H
-#define ESP_MODEX_H
+#ifndef EBTL_MODEX_H
+#define EBTL_MODEX_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "esp_ifsel.h"
+#include "ebtl_ifsel.h"
 
-#define ESP_MODEX_MAGIC 0x45535041u /* "ESPA" */
-#define ESP_MODEX_VERSION 2
-#define ESP_MODEX_MAX_ADDRS 16
+#define EBTL_MODEX_MAGIC 0x45535041u /* "ESPA" */
+#define EBTL_MODEX_VERSION 2
+#define EBTL_MODEX_MAX_ADDRS 16
 
-enum esp_modex_kind { ESP_MODEX_KIND_ESP = 1, ESP_MODEX_KIND_SCTP = 2 };
+enum ebtl_modex_kind { EBTL_MODEX_KIND_ESP = 1, EBTL_MODEX_KIND_SCTP = 2 };
 
 /* One reachable address of a rank (host byte order in memory). */
-typedef struct esp_modex_addr {
+typedef struct ebtl_modex_addr {
     uint8_t family;          /* 4 or 6 */
     uint8_t prefixlen;       /* subnet of the interface, for reachability */
     uint16_t port;           /* UDP port the rank listens on */
@@ -27,18 +27,18 @@ typedef struct esp_modex_addr {
     uint16_t net_id;         /* which local interface (index into the sender's list) */
     uint16_t port2;          /* a second port (esp: the priority channel), 0 if none */
     uint8_t addr[16];        /* network byte order; IPv4 in the first 4 */
-} esp_modex_addr_t;
+} ebtl_modex_addr_t;
 
 /* On the wire. */
-typedef struct esp_modex_wire_header {
+typedef struct ebtl_modex_wire_header {
     uint32_t magic;
     uint8_t version;
     uint8_t kind;
     uint16_t count;
     uint64_t epoch;          /* the publishing process's random instance number */
-} esp_modex_wire_header_t;
+} ebtl_modex_wire_header_t;
 
-typedef struct esp_modex_wire_addr {
+typedef struct ebtl_modex_wire_addr {
     uint8_t family;
     uint8_t prefixlen;
     uint16_t port;
@@ -46,24 +46,24 @@ typedef struct esp_modex_wire_addr {
     uint16_t net_id;
     uint16_t port2;
     uint8_t addr[16];
-} esp_modex_wire_addr_t;
+} ebtl_modex_wire_addr_t;
 
-_Static_assert(sizeof(esp_modex_wire_header_t) == 16, "modex header is 16 bytes");
-_Static_assert(sizeof(esp_modex_wire_addr_t) == 28, "modex address entry is 28 bytes");
+_Static_assert(sizeof(ebtl_modex_wire_header_t) == 16, "modex header is 16 bytes");
+_Static_assert(sizeof(ebtl_modex_wire_addr_t) == 28, "modex address entry is 28 bytes");
 
 /* Bytes needed for `count` addresses. */
-size_t esp_modex_size(size_t count);
+size_t ebtl_modex_size(size_t count);
 
-/* Encode into buf (at least esp_modex_size(count) bytes). Returns the length
- * written, or 0 when count is 0 or over ESP_MODEX_MAX_ADDRS or buf is short. */
-size_t esp_modex_encode(enum esp_modex_kind kind, uint64_t epoch, const esp_modex_addr_t *addrs,
+/* Encode into buf (at least ebtl_modex_size(count) bytes). Returns the length
+ * written, or 0 when count is 0 or over EBTL_MODEX_MAX_ADDRS or buf is short. */
+size_t ebtl_modex_encode(enum ebtl_modex_kind kind, uint64_t epoch, const ebtl_modex_addr_t *addrs,
                         size_t count, void *buf, size_t buflen);
 
 /* Decode untrusted bytes. Returns the number of addresses (1..max) and the
  * epoch, or -1 when the record is malformed: wrong magic/version/kind, bad
  * length or family. */
-int esp_modex_decode(enum esp_modex_kind kind, const void *buf, size_t buflen,
-                     esp_modex_addr_t *addrs, size_t max, uint64_t *epoch);
+int ebtl_modex_decode(enum ebtl_modex_kind kind, const void *buf, size_t buflen,
+                     ebtl_modex_addr_t *addrs, size_t max, uint64_t *epoch);
 
 /*
  * Which of a peer's published addresses to use, and from which of our
@@ -72,7 +72,7 @@ int esp_modex_decode(enum esp_modex_kind kind, const void *buf, size_t buflen,
  * host. Returns the index into addrs with *nic set to the index into ifs,
  * or -1.
  */
-int esp_modex_choose_path(const esp_if_t *ifs, size_t nifs, const esp_modex_addr_t *addrs,
+int ebtl_modex_choose_path(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_addr_t *addrs,
                           int naddrs, bool same_host, size_t *nic);
 
 #endif

@@ -1,7 +1,7 @@
-dnl ESP_FIND_OMPI: locate Open MPI's developer headers and libopen-pal,
+dnl EBTL_FIND_OMPI: locate Open MPI's developer headers and libopen-pal,
 dnl insist on Open MPI 4.1.x, and set OMPI_CPPFLAGS, OMPI_LIBS, OMPI_VERSION,
 dnl OMPI_COMPONENT_DIR (Open MPI's own component directory).
-AC_DEFUN([ESP_FIND_OMPI], [
+AC_DEFUN([EBTL_FIND_OMPI], [
   AC_ARG_WITH([ompi],
     [AS_HELP_STRING([--with-ompi=DIR],
       [Open MPI installation prefix or its pkgconfig directory (default: pkg-config opal, then ompi's pkgconfig dir)])],

@@ -5,8 +5,8 @@
  * and GRO where the kernel has them, and the test-only fault layer on the
  * receive path. Knows nothing of reliability. Pure C, no Open MPI headers.
  */
-#ifndef ESP_DGRAM_H
-#define ESP_DGRAM_H
+#ifndef EBTL_DGRAM_H
+#define EBTL_DGRAM_H
 
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -15,124 +15,124 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include "esp_fault.h"
-#include "esp_ifsel.h"
+#include "ebtl_fault.h"
+#include "ebtl_ifsel.h"
 
 /* Largest UDP payload of one datagram: IPv4 65535 - 20 - 8. */
-#define ESP_DGRAM_MAX_PAYLOAD 65507
+#define EBTL_DGRAM_MAX_PAYLOAD 65507
 /* Most iovec entries one datagram may be gathered from. */
-#define ESP_DGRAM_MAX_IOV 4
+#define EBTL_DGRAM_MAX_IOV 4
 /* Bytes of the first iovec entry the send queue copies (protocol headers),
  * so the caller's header storage may be reused at once. */
-#define ESP_DGRAM_HDR_COPY 128
+#define EBTL_DGRAM_HDR_COPY 128
 /* Datagrams one send queue holds before it flushes itself. */
-#define ESP_DGRAM_TXQ_LEN 64
+#define EBTL_DGRAM_TXQ_LEN 64
 /* Datagrams one receive call returns at most. */
-#define ESP_DGRAM_RX_BATCH 32
+#define EBTL_DGRAM_RX_BATCH 32
 
-typedef struct esp_sockaddr {
+typedef struct ebtl_sockaddr {
     union {
         struct sockaddr sa;
         struct sockaddr_in in4;
         struct sockaddr_in6 in6;
     } u;
     socklen_t len;
-} esp_sockaddr_t;
+} ebtl_sockaddr_t;
 
 /* Build a socket address from a family (AF_INET/AF_INET6), address bytes
  * (network order, IPv4 in the first 4) and a port (host order). */
-void esp_sockaddr_set(esp_sockaddr_t *sa, int family, const unsigned char *addr, uint16_t port);
-bool esp_sockaddr_equal(const esp_sockaddr_t *a, const esp_sockaddr_t *b);
+void ebtl_sockaddr_set(ebtl_sockaddr_t *sa, int family, const unsigned char *addr, uint16_t port);
+bool ebtl_sockaddr_equal(const ebtl_sockaddr_t *a, const ebtl_sockaddr_t *b);
 /* "10.1.2.3:4567" or "[fd00::1]:4567" into buf. */
-const char *esp_sockaddr_format(const esp_sockaddr_t *sa, char *buf, size_t len);
+const char *ebtl_sockaddr_format(const ebtl_sockaddr_t *sa, char *buf, size_t len);
 
-typedef struct esp_dgram_stats {
+typedef struct ebtl_dgram_stats {
     uint64_t tx_datagrams, tx_bytes, tx_errors;   /* errors: datagrams the kernel refused */
     uint64_t rx_datagrams, rx_bytes;
     uint64_t rx_truncated;                         /* longer than the receive buffer: dropped */
-} esp_dgram_stats_t;
+} ebtl_dgram_stats_t;
 
-typedef struct esp_dgram_sock {
+typedef struct ebtl_dgram_sock {
     int fd;
     int family;
-    esp_sockaddr_t local;      /* bound address and port */
+    ebtl_sockaddr_t local;      /* bound address and port */
     unsigned mtu;              /* of the interface */
     size_t max_payload;        /* largest datagram payload without IP fragmentation */
     size_t rcvbuf, sndbuf;     /* what the kernel granted */
     size_t rx_buf_size;        /* bytes of each receive buffer */
     bool gso, gro;             /* kernel support found and enabled */
-    esp_fault_t *fault;        /* NULL unless the fault layer is on: the caller sets it
-                                * (esp_fault_create(cfg, rx_buf_size)) after open;
-                                * esp_dgram_close destroys it */
-    esp_dgram_stats_t stats;
-    /* receive buffers and recvmmsg state (esp_dgram.c) */
-    struct esp_dgram_rxring *rx;
-} esp_dgram_sock_t;
+    ebtl_fault_t *fault;        /* NULL unless the fault layer is on: the caller sets it
+                                * (ebtl_fault_create(cfg, rx_buf_size)) after open;
+                                * ebtl_dgram_close destroys it */
+    ebtl_dgram_stats_t stats;
+    /* receive buffers and recvmmsg state (ebtl_dgram.c) */
+    struct ebtl_dgram_rxring *rx;
+} ebtl_dgram_sock_t;
 
-typedef struct esp_dgram_open_args {
-    const esp_if_t *iface;     /* local address to bind */
+typedef struct ebtl_dgram_open_args {
+    const ebtl_if_t *iface;     /* local address to bind */
     uint16_t port;             /* 0: any free port */
     size_t rcvbuf, sndbuf;     /* wanted socket buffers; SO_*BUFFORCE tried first */
     bool want_gro;             /* try UDP_GRO on the socket */
-} esp_dgram_open_args_t;
+} ebtl_dgram_open_args_t;
 
 /* Open a non-blocking UDP socket bound to iface's address. Returns 0, or -1
  * with one message in err (naming the address and the system error). */
-int esp_dgram_open(esp_dgram_sock_t *s, const esp_dgram_open_args_t *args, char *err,
+int ebtl_dgram_open(ebtl_dgram_sock_t *s, const ebtl_dgram_open_args_t *args, char *err,
                    size_t errlen);
-void esp_dgram_close(esp_dgram_sock_t *s);
+void ebtl_dgram_close(ebtl_dgram_sock_t *s);
 
 /* Send one datagram gathered from iov now. Returns 0, or -errno (-EAGAIN
  * when the socket buffer is full). */
-int esp_dgram_send(esp_dgram_sock_t *s, const esp_sockaddr_t *to, const struct iovec *iov,
+int ebtl_dgram_send(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, const struct iovec *iov,
                    int iovcnt);
 
 /* Send len bytes of buf as datagrams of seg_size bytes each (the last may be
  * shorter) in one call with UDP GSO when s->gso, else one by one. Each
  * segment is an independent datagram. Returns 0 or -errno. */
-int esp_dgram_send_gso(esp_dgram_sock_t *s, const esp_sockaddr_t *to, const void *buf,
+int ebtl_dgram_send_gso(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, const void *buf,
                        size_t len, size_t seg_size);
 
 /* A send queue: datagrams collected during one pass and sent with one
- * sendmmsg per socket at flush. The first iovec entry (<= ESP_DGRAM_HDR_COPY
+ * sendmmsg per socket at flush. The first iovec entry (<= EBTL_DGRAM_HDR_COPY
  * bytes) is copied; later entries must stay valid until the flush. */
-typedef struct esp_dgram_txq {
+typedef struct ebtl_dgram_txq {
     unsigned count;
-    struct esp_dgram_txq_entry {
-        esp_dgram_sock_t *sock;
-        esp_sockaddr_t to;
-        struct iovec iov[ESP_DGRAM_MAX_IOV];
+    struct ebtl_dgram_txq_entry {
+        ebtl_dgram_sock_t *sock;
+        ebtl_sockaddr_t to;
+        struct iovec iov[EBTL_DGRAM_MAX_IOV];
         int iovcnt;
-        unsigned char hdr[ESP_DGRAM_HDR_COPY];
-    } entry[ESP_DGRAM_TXQ_LEN];
-} esp_dgram_txq_t;
+        unsigned char hdr[EBTL_DGRAM_HDR_COPY];
+    } entry[EBTL_DGRAM_TXQ_LEN];
+} ebtl_dgram_txq_t;
 
-void esp_dgram_txq_init(esp_dgram_txq_t *q);
+void ebtl_dgram_txq_init(ebtl_dgram_txq_t *q);
 /* Queue one datagram (flushes first when full). Returns 0, or -EINVAL when
  * iovcnt or the first entry's length exceeds the limits above. */
-int esp_dgram_txq_add(esp_dgram_txq_t *q, esp_dgram_sock_t *s, const esp_sockaddr_t *to,
+int ebtl_dgram_txq_add(ebtl_dgram_txq_t *q, ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to,
                       const struct iovec *iov, int iovcnt);
 /* Send everything queued. Returns the number of datagrams the kernel
  * refused (counted in each socket's tx_errors); they are dropped, which the
  * protocol above treats as loss. */
-unsigned esp_dgram_txq_flush(esp_dgram_txq_t *q);
+unsigned ebtl_dgram_txq_flush(ebtl_dgram_txq_t *q);
 
-/* One received datagram; buf is valid until the next esp_dgram_recv on the
+/* One received datagram; buf is valid until the next ebtl_dgram_recv on the
  * same socket. */
-typedef struct esp_dgram_msg {
+typedef struct ebtl_dgram_msg {
     void *buf;
     size_t len;
-    esp_sockaddr_t from;
-} esp_dgram_msg_t;
+    ebtl_sockaddr_t from;
+} ebtl_dgram_msg_t;
 
-/* Receive up to max (<= ESP_DGRAM_RX_BATCH) datagrams without blocking;
+/* Receive up to max (<= EBTL_DGRAM_RX_BATCH) datagrams without blocking;
  * GRO super-datagrams are split back into their datagrams, the fault layer
  * (when on) drops, duplicates, reorders and corrupts. Returns the count
  * (0 when nothing is waiting) or -errno on a socket error. now_ns is the
  * caller's clock (the fault layer releases held datagrams by it). */
-int esp_dgram_recv(esp_dgram_sock_t *s, esp_dgram_msg_t *out, unsigned max, uint64_t now_ns);
+int ebtl_dgram_recv(ebtl_dgram_sock_t *s, ebtl_dgram_msg_t *out, unsigned max, uint64_t now_ns);
 
 /* Monotonic clock in nanoseconds. */
-uint64_t esp_dgram_now_ns(void);
+uint64_t ebtl_dgram_now_ns(void);
 
 #endif

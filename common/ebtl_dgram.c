@@ -4,7 +4,7 @@
  * receives (recvmmsg) with UDP GRO super-datagrams split back into their
  * datagrams, and the fault layer on the receive path.
  *
- * Receive side: a ring of ESP_DGRAM_RX_BATCH buffers filled by one recvmmsg.
+ * Receive side: a ring of EBTL_DGRAM_RX_BATCH buffers filled by one recvmmsg.
  * A call returns datagrams of one ring fill only (what an earlier call
  * returned stays valid until this call starts). When GRO splitting or the
  * fault layer yields more than the caller asked for, the rest is kept and
@@ -13,7 +13,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sendmmsg, recvmmsg */
 #endif
-#include "esp_dgram.h"
+#include "ebtl_dgram.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,8 +35,8 @@
 #define UDP_GRO 104
 #endif
 
-_Static_assert(sizeof(esp_sockaddr_t) <= sizeof(((esp_fault_pkt_t *) 0)->from),
-               "esp_fault_pkt_t.from must hold an esp_sockaddr_t");
+_Static_assert(sizeof(ebtl_sockaddr_t) <= sizeof(((ebtl_fault_pkt_t *) 0)->from),
+               "ebtl_fault_pkt_t.from must hold an ebtl_sockaddr_t");
 
 #define IPV4_MAX_PAYLOAD 65507u   /* 65535 - 20 - 8 */
 #define IPV6_MAX_PAYLOAD 65487u   /* 65535 - 40 - 8, kept symmetric with IPv4 */
@@ -45,35 +45,35 @@ _Static_assert(sizeof(esp_sockaddr_t) <= sizeof(((esp_fault_pkt_t *) 0)->from),
 #define RX_ALIGN 64u
 /* Fault layer output of one batch: each arrival at most twice, plus the
  * few it holds (4) released. */
-#define FAULT_OUT_MAX (2 * ESP_DGRAM_RX_BATCH + 8)
+#define FAULT_OUT_MAX (2 * EBTL_DGRAM_RX_BATCH + 8)
 /* Reads of a batch the fault layer dropped entirely before giving up. */
 #define FAULT_REREADS 4
 
-struct esp_dgram_rxring {
+struct ebtl_dgram_rxring {
     unsigned char *mem;                        /* RX_BATCH * rx_buf_size, aligned */
-    struct mmsghdr mm[ESP_DGRAM_RX_BATCH];
-    struct iovec iov[ESP_DGRAM_RX_BATCH];
-    esp_sockaddr_t from[ESP_DGRAM_RX_BATCH];
+    struct mmsghdr mm[EBTL_DGRAM_RX_BATCH];
+    struct iovec iov[EBTL_DGRAM_RX_BATCH];
+    ebtl_sockaddr_t from[EBTL_DGRAM_RX_BATCH];
     union {
         struct cmsghdr align;
         char buf[CMSG_SPACE(sizeof(int))];
-    } ctrl[ESP_DGRAM_RX_BATCH];
-    size_t seg[ESP_DGRAM_RX_BATCH];            /* GRO segment size; 0: one datagram */
-    bool skip[ESP_DGRAM_RX_BATCH];             /* truncated: dropped */
+    } ctrl[EBTL_DGRAM_RX_BATCH];
+    size_t seg[EBTL_DGRAM_RX_BATCH];            /* GRO segment size; 0: one datagram */
+    bool skip[EBTL_DGRAM_RX_BATCH];             /* truncated: dropped */
     unsigned nmsg, cur;                        /* filled by the last recvmmsg; next to return */
     unsigned dirty;                            /* entries whose headers need resetting */
     size_t off;                                /* within mm[cur] (GRO split) */
 
-    esp_fault_pkt_t fpkts[FAULT_OUT_MAX];
-    esp_dgram_msg_t pend[FAULT_OUT_MAX];       /* to return before reading again */
+    ebtl_fault_pkt_t fpkts[FAULT_OUT_MAX];
+    ebtl_dgram_msg_t pend[FAULT_OUT_MAX];       /* to return before reading again */
     unsigned npend, pend_at;
 };
 
-static void ring_init(esp_dgram_sock_t *s);
+static void ring_init(ebtl_dgram_sock_t *s);
 
 /* ---- addresses ---- */
 
-void esp_sockaddr_set(esp_sockaddr_t *sa, int family, const unsigned char *addr, uint16_t port)
+void ebtl_sockaddr_set(ebtl_sockaddr_t *sa, int family, const unsigned char *addr, uint16_t port)
 {
     memset(sa, 0, sizeof(*sa));
     if (family == AF_INET) {
@@ -92,7 +92,7 @@ void esp_sockaddr_set(esp_sockaddr_t *sa, int family, const unsigned char *addr,
     }
 }
 
-bool esp_sockaddr_equal(const esp_sockaddr_t *a, const esp_sockaddr_t *b)
+bool ebtl_sockaddr_equal(const ebtl_sockaddr_t *a, const ebtl_sockaddr_t *b)
 {
     if (a->u.sa.sa_family != b->u.sa.sa_family) {
         return false;
@@ -110,7 +110,7 @@ bool esp_sockaddr_equal(const esp_sockaddr_t *a, const esp_sockaddr_t *b)
     }
 }
 
-const char *esp_sockaddr_format(const esp_sockaddr_t *sa, char *buf, size_t len)
+const char *ebtl_sockaddr_format(const ebtl_sockaddr_t *sa, char *buf, size_t len)
 {
     char a[INET6_ADDRSTRLEN];
     if (len == 0) {
@@ -164,25 +164,25 @@ static bool is_link_local6(const unsigned char *a)
     return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
 }
 
-static int open_fail(esp_dgram_sock_t *s, char *err, size_t errlen, const char *what,
-                     const esp_if_t *ifa, uint16_t port, int e)
+static int open_fail(ebtl_dgram_sock_t *s, char *err, size_t errlen, const char *what,
+                     const ebtl_if_t *ifa, uint16_t port, int e)
 {
     char ifs[INET6_ADDRSTRLEN + IF_NAMESIZE + 16], ps[16] = "";
-    esp_if_format(ifa, ifs, sizeof(ifs));
+    ebtl_if_format(ifa, ifs, sizeof(ifs));
     if (port != 0) {
         snprintf(ps, sizeof(ps), " port %u", (unsigned) port);
     }
     if (err != NULL && errlen > 0) {
         snprintf(err, errlen, "UDP socket on %s%s: %s failed: %s", ifs, ps, what, strerror(e));
     }
-    esp_dgram_close(s);
+    ebtl_dgram_close(s);
     return -1;
 }
 
-int esp_dgram_open(esp_dgram_sock_t *s, const esp_dgram_open_args_t *args, char *err,
+int ebtl_dgram_open(ebtl_dgram_sock_t *s, const ebtl_dgram_open_args_t *args, char *err,
                    size_t errlen)
 {
-    const esp_if_t *ifa = args->iface;
+    const ebtl_if_t *ifa = args->iface;
     memset(s, 0, sizeof(*s));
     s->fd = -1;
     if (ifa == NULL) {
@@ -206,8 +206,8 @@ int esp_dgram_open(esp_dgram_sock_t *s, const esp_dgram_open_args_t *args, char 
         return open_fail(s, err, errlen, "IPV6_V6ONLY", ifa, args->port, errno);
     }
 
-    esp_sockaddr_t a;
-    esp_sockaddr_set(&a, ifa->family, ifa->addr, args->port);
+    ebtl_sockaddr_t a;
+    ebtl_sockaddr_set(&a, ifa->family, ifa->addr, args->port);
     if (!v4 && is_link_local6(ifa->addr)) {
         a.u.in6.sin6_scope_id = ifa->ifindex;
     }
@@ -257,7 +257,7 @@ int esp_dgram_open(esp_dgram_sock_t *s, const esp_dgram_open_args_t *args, char 
     if (s->rx == NULL) {
         return open_fail(s, err, errlen, "allocating the receive ring", ifa, args->port, ENOMEM);
     }
-    s->rx->mem = aligned_alloc(RX_ALIGN, ESP_DGRAM_RX_BATCH * bufsz);
+    s->rx->mem = aligned_alloc(RX_ALIGN, EBTL_DGRAM_RX_BATCH * bufsz);
     if (s->rx->mem == NULL) {
         return open_fail(s, err, errlen, "allocating the receive buffers", ifa, args->port,
                          ENOMEM);
@@ -266,7 +266,7 @@ int esp_dgram_open(esp_dgram_sock_t *s, const esp_dgram_open_args_t *args, char 
     return 0;
 }
 
-void esp_dgram_close(esp_dgram_sock_t *s)
+void ebtl_dgram_close(ebtl_dgram_sock_t *s)
 {
     if (s->fd >= 0) {
         close(s->fd);
@@ -277,13 +277,13 @@ void esp_dgram_close(esp_dgram_sock_t *s)
         free(s->rx);
         s->rx = NULL;
     }
-    esp_fault_destroy(s->fault);
+    ebtl_fault_destroy(s->fault);
     s->fault = NULL;
 }
 
 /* ---- send ---- */
 
-int esp_dgram_send(esp_dgram_sock_t *s, const esp_sockaddr_t *to, const struct iovec *iov,
+int ebtl_dgram_send(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, const struct iovec *iov,
                    int iovcnt)
 {
     if (iovcnt < 0) {
@@ -307,7 +307,7 @@ int esp_dgram_send(esp_dgram_sock_t *s, const esp_sockaddr_t *to, const struct i
 }
 
 /* One sendmsg of len bytes cut by the kernel into seg_size datagrams. */
-static ssize_t send_segmented(esp_dgram_sock_t *s, const esp_sockaddr_t *to, const void *buf,
+static ssize_t send_segmented(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, const void *buf,
                               size_t len, size_t seg_size)
 {
     union {
@@ -333,7 +333,7 @@ static ssize_t send_segmented(esp_dgram_sock_t *s, const esp_sockaddr_t *to, con
     return sendmsg(s->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-int esp_dgram_send_gso(esp_dgram_sock_t *s, const esp_sockaddr_t *to, const void *buf,
+int ebtl_dgram_send_gso(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, const void *buf,
                        size_t len, size_t seg_size)
 {
     if (seg_size == 0) {
@@ -371,7 +371,7 @@ int esp_dgram_send_gso(esp_dgram_sock_t *s, const esp_sockaddr_t *to, const void
         }
         size_t one = rest < seg_size ? rest : seg_size;
         struct iovec v = {.iov_base = (void *) (p + off), .iov_len = one};
-        int rc = esp_dgram_send(s, to, &v, 1);
+        int rc = ebtl_dgram_send(s, to, &v, 1);
         if (rc != 0) {
             return rc;
         }
@@ -382,22 +382,22 @@ int esp_dgram_send_gso(esp_dgram_sock_t *s, const esp_sockaddr_t *to, const void
 
 /* ---- send queue ---- */
 
-void esp_dgram_txq_init(esp_dgram_txq_t *q)
+void ebtl_dgram_txq_init(ebtl_dgram_txq_t *q)
 {
     q->count = 0;
 }
 
-int esp_dgram_txq_add(esp_dgram_txq_t *q, esp_dgram_sock_t *s, const esp_sockaddr_t *to,
+int ebtl_dgram_txq_add(ebtl_dgram_txq_t *q, ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to,
                       const struct iovec *iov, int iovcnt)
 {
-    if (s == NULL || iovcnt < 1 || iovcnt > ESP_DGRAM_MAX_IOV ||
-        iov[0].iov_len > ESP_DGRAM_HDR_COPY) {
+    if (s == NULL || iovcnt < 1 || iovcnt > EBTL_DGRAM_MAX_IOV ||
+        iov[0].iov_len > EBTL_DGRAM_HDR_COPY) {
         return -EINVAL;
     }
-    if (q->count >= ESP_DGRAM_TXQ_LEN) {
-        (void) esp_dgram_txq_flush(q);
+    if (q->count >= EBTL_DGRAM_TXQ_LEN) {
+        (void) ebtl_dgram_txq_flush(q);
     }
-    struct esp_dgram_txq_entry *e = &q->entry[q->count++];
+    struct ebtl_dgram_txq_entry *e = &q->entry[q->count++];
     e->sock = s;
     e->to = *to;
     if (iov[0].iov_len > 0) {
@@ -413,7 +413,7 @@ int esp_dgram_txq_add(esp_dgram_txq_t *q, esp_dgram_sock_t *s, const esp_sockadd
 }
 
 /* sendmmsg of cnt messages to one socket; returns how many were dropped. */
-static unsigned send_group(esp_dgram_sock_t *s, struct mmsghdr *mm, unsigned cnt)
+static unsigned send_group(ebtl_dgram_sock_t *s, struct mmsghdr *mm, unsigned cnt)
 {
     unsigned k = 0, dropped = 0;
     int interrupted = 0;
@@ -445,16 +445,16 @@ static unsigned send_group(esp_dgram_sock_t *s, struct mmsghdr *mm, unsigned cnt
     return dropped;
 }
 
-unsigned esp_dgram_txq_flush(esp_dgram_txq_t *q)
+unsigned ebtl_dgram_txq_flush(ebtl_dgram_txq_t *q)
 {
-    struct mmsghdr mm[ESP_DGRAM_TXQ_LEN];
+    struct mmsghdr mm[EBTL_DGRAM_TXQ_LEN];
     unsigned dropped = 0, i = 0, count = q->count;
     q->count = 0;
     while (i < count) {
-        esp_dgram_sock_t *s = q->entry[i].sock;
+        ebtl_dgram_sock_t *s = q->entry[i].sock;
         unsigned j = i;
         for (; j < count && q->entry[j].sock == s; j++) {
-            struct esp_dgram_txq_entry *e = &q->entry[j];
+            struct ebtl_dgram_txq_entry *e = &q->entry[j];
             e->iov[0].iov_base = e->hdr;
             memset(&mm[j - i], 0, sizeof(mm[0]));
             mm[j - i].msg_hdr.msg_name = &e->to.u;
@@ -472,10 +472,10 @@ unsigned esp_dgram_txq_flush(esp_dgram_txq_t *q)
 
 /* One recvmmsg into the ring. Returns the count, 0 when nothing waits, or
  * -errno. */
-static void ring_init(esp_dgram_sock_t *s)
+static void ring_init(ebtl_dgram_sock_t *s)
 {
-    struct esp_dgram_rxring *rx = s->rx;
-    for (unsigned i = 0; i < ESP_DGRAM_RX_BATCH; i++) {
+    struct ebtl_dgram_rxring *rx = s->rx;
+    for (unsigned i = 0; i < EBTL_DGRAM_RX_BATCH; i++) {
         rx->iov[i].iov_base = rx->mem + (size_t) i * s->rx_buf_size;
         rx->iov[i].iov_len = s->rx_buf_size;
         struct msghdr *h = &rx->mm[i].msg_hdr;
@@ -489,9 +489,9 @@ static void ring_init(esp_dgram_sock_t *s)
     }
 }
 
-static int ring_fill(esp_dgram_sock_t *s, unsigned vlen)
+static int ring_fill(ebtl_dgram_sock_t *s, unsigned vlen)
 {
-    struct esp_dgram_rxring *rx = s->rx;
+    struct ebtl_dgram_rxring *rx = s->rx;
     /* the kernel rewrote these fields of the entries it filled last time
      * (a busy poll of an empty socket then costs one syscall only) */
     for (unsigned i = 0; i < rx->dirty; i++) {
@@ -544,9 +544,9 @@ static int ring_fill(esp_dgram_sock_t *s, unsigned vlen)
 /* Up to max datagrams from the ring (GRO super-datagrams split). rx_*
  * stats count them here: as the kernel delivered them, before the fault
  * layer. */
-static unsigned ring_take(esp_dgram_sock_t *s, esp_dgram_msg_t *dst, unsigned max)
+static unsigned ring_take(ebtl_dgram_sock_t *s, ebtl_dgram_msg_t *dst, unsigned max)
 {
-    struct esp_dgram_rxring *rx = s->rx;
+    struct ebtl_dgram_rxring *rx = s->rx;
     unsigned n = 0;
     while (n < max && rx->cur < rx->nmsg) {
         unsigned i = rx->cur;
@@ -575,7 +575,7 @@ static unsigned ring_take(esp_dgram_sock_t *s, esp_dgram_msg_t *dst, unsigned ma
     return n;
 }
 
-static unsigned pend_take(struct esp_dgram_rxring *rx, esp_dgram_msg_t *out, unsigned max)
+static unsigned pend_take(struct ebtl_dgram_rxring *rx, ebtl_dgram_msg_t *out, unsigned max)
 {
     unsigned k = rx->npend - rx->pend_at;
     if (k > max) {
@@ -589,14 +589,14 @@ static unsigned pend_take(struct esp_dgram_rxring *rx, esp_dgram_msg_t *out, uns
     return k;
 }
 
-int esp_dgram_recv(esp_dgram_sock_t *s, esp_dgram_msg_t *out, unsigned max, uint64_t now_ns)
+int ebtl_dgram_recv(ebtl_dgram_sock_t *s, ebtl_dgram_msg_t *out, unsigned max, uint64_t now_ns)
 {
-    struct esp_dgram_rxring *rx = s->rx;
+    struct ebtl_dgram_rxring *rx = s->rx;
     if (rx == NULL || s->fd < 0) {
         return -EBADF;
     }
-    if (max > ESP_DGRAM_RX_BATCH) {
-        max = ESP_DGRAM_RX_BATCH;
+    if (max > EBTL_DGRAM_RX_BATCH) {
+        max = EBTL_DGRAM_RX_BATCH;
     }
     if (max == 0) {
         return 0;
@@ -621,15 +621,15 @@ int esp_dgram_recv(esp_dgram_sock_t *s, esp_dgram_msg_t *out, unsigned max, uint
             rx->fpkts[i].buf = rx->pend[i].buf;
             rx->fpkts[i].len = rx->pend[i].len;
             memset(rx->fpkts[i].from, 0, sizeof(rx->fpkts[i].from));
-            memcpy(rx->fpkts[i].from, &rx->pend[i].from, sizeof(esp_sockaddr_t));
+            memcpy(rx->fpkts[i].from, &rx->pend[i].from, sizeof(ebtl_sockaddr_t));
         }
-        unsigned k = esp_fault_filter(s->fault, rx->fpkts, n, FAULT_OUT_MAX, now_ns);
+        unsigned k = ebtl_fault_filter(s->fault, rx->fpkts, n, FAULT_OUT_MAX, now_ns);
         rx->npend = rx->pend_at = 0;
         for (unsigned j = 0; j < k; j++) {
-            esp_dgram_msg_t *m = j < max ? &out[j] : &rx->pend[rx->npend++];
+            ebtl_dgram_msg_t *m = j < max ? &out[j] : &rx->pend[rx->npend++];
             m->buf = rx->fpkts[j].buf;
             m->len = rx->fpkts[j].len;
-            memcpy(&m->from, rx->fpkts[j].from, sizeof(esp_sockaddr_t));
+            memcpy(&m->from, rx->fpkts[j].from, sizeof(ebtl_sockaddr_t));
         }
         if (k > 0 || n == 0) {
             return (int) (k < max ? k : max);
@@ -639,7 +639,7 @@ int esp_dgram_recv(esp_dgram_sock_t *s, esp_dgram_msg_t *out, unsigned max, uint
     return 0;
 }
 
-uint64_t esp_dgram_now_ns(void)
+uint64_t ebtl_dgram_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -1,11 +1,11 @@
 /* MCA parameter value parsing: sizes, keywords, ranges. */
-#include "esp_params.h"
+#include "ebtl_params.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <strings.h>
 
-int esp_param_parse_size(const char *text, uint64_t *bytes)
+int ebtl_param_parse_size(const char *text, uint64_t *bytes)
 {
     if (text == NULL) {
         return -1;
@@ -50,7 +50,7 @@ int esp_param_parse_size(const char *text, uint64_t *bytes)
     return 0;
 }
 
-int esp_param_keyword(const char *name, const char *value, const char *const choices[],
+int ebtl_param_keyword(const char *name, const char *value, const char *const choices[],
                       char *err, size_t errlen)
 {
     for (int i = 0; value && choices[i]; i++) {
@@ -66,7 +66,7 @@ int esp_param_keyword(const char *name, const char *value, const char *const cho
     return -1;
 }
 
-int esp_param_check_range(const char *name, long long value, long long min, long long max,
+int ebtl_param_check_range(const char *name, long long value, long long min, long long max,
                           char *err, size_t errlen)
 {
     if (value < min || value > max) {
@@ -76,11 +76,11 @@ int esp_param_check_range(const char *name, long long value, long long min, long
     return 0;
 }
 
-int esp_param_size(const char *name, const char *text, uint64_t min, uint64_t max,
+int ebtl_param_size(const char *name, const char *text, uint64_t min, uint64_t max,
                    uint64_t *bytes, char *err, size_t errlen)
 {
     uint64_t v;
-    if (esp_param_parse_size(text, &v) != 0) {
+    if (ebtl_param_parse_size(text, &v) != 0) {
         snprintf(err, errlen, "%s=\"%s\" is not a size (use bytes or a k/m/g suffix, e.g. 4m)",
                  name, text ? text : "");
         return -1;

@@ -1,5 +1,5 @@
 /* Interface selection: include/exclude lists of names and CIDR prefixes. */
-#include "esp_ifsel.h"
+#include "ebtl_ifsel.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define ESP_IF_ITEM_MAX 128
+#define EBTL_IF_ITEM_MAX 128
 
 static size_t addr_len(int family)
 {
@@ -54,10 +54,10 @@ static int parse_prefixlen(const char *s, unsigned max, unsigned *out)
 }
 
 /* One list item: "name", "a.b.c.d[/n]" or "v6addr[/n]". */
-static int parse_item(const char *item, esp_if_rule_t *rule, char *err, size_t errlen)
+static int parse_item(const char *item, ebtl_if_rule_t *rule, char *err, size_t errlen)
 {
     memset(rule, 0, sizeof(*rule));
-    char addr[ESP_IF_ITEM_MAX];
+    char addr[EBTL_IF_ITEM_MAX];
     const char *slash = strchr(item, '/');
     size_t alen = slash ? (size_t) (slash - item) : strlen(item);
     bool looks_v4 = isdigit((unsigned char) item[0]) && memchr(item, '.', alen);
@@ -93,7 +93,7 @@ static int parse_item(const char *item, esp_if_rule_t *rule, char *err, size_t e
     return 0;
 }
 
-int esp_if_rules_parse(const char *spec, esp_if_rules_t *out, char *err, size_t errlen)
+int ebtl_if_rules_parse(const char *spec, ebtl_if_rules_t *out, char *err, size_t errlen)
 {
     out->rules = NULL;
     out->count = 0;
@@ -121,16 +121,16 @@ int esp_if_rules_parse(const char *spec, esp_if_rules_t *out, char *err, size_t 
             len--;
         }
         if (len > 0) {
-            char item[ESP_IF_ITEM_MAX];
+            char item[EBTL_IF_ITEM_MAX];
             if (len >= sizeof(item)) {
                 snprintf(err, errlen, "list item '%.20s...' is too long", p);
-                esp_if_rules_free(out);
+                ebtl_if_rules_free(out);
                 return -1;
             }
             memcpy(item, p, len);
             item[len] = '\0';
             if (parse_item(item, &out->rules[out->count], err, errlen) != 0) {
-                esp_if_rules_free(out);
+                ebtl_if_rules_free(out);
                 return -1;
             }
             out->count++;
@@ -143,17 +143,17 @@ int esp_if_rules_parse(const char *spec, esp_if_rules_t *out, char *err, size_t 
     return 0;
 }
 
-void esp_if_rules_free(esp_if_rules_t *rules)
+void ebtl_if_rules_free(ebtl_if_rules_t *rules)
 {
     free(rules->rules);
     rules->rules = NULL;
     rules->count = 0;
 }
 
-bool esp_if_rules_match(const esp_if_rules_t *rules, const esp_if_t *ifa)
+bool ebtl_if_rules_match(const ebtl_if_rules_t *rules, const ebtl_if_t *ifa)
 {
     for (size_t i = 0; i < rules->count; i++) {
-        const esp_if_rule_t *r = &rules->rules[i];
+        const ebtl_if_rule_t *r = &rules->rules[i];
         if (!r->is_cidr) {
             if (strcmp(r->name, ifa->name) == 0) {
                 return true;
@@ -187,7 +187,7 @@ static unsigned interface_mtu(int fd, const char *name)
     return (fd >= 0 && ioctl(fd, SIOCGIFMTU, &ifr) == 0) ? (unsigned) ifr.ifr_mtu : 0;
 }
 
-int esp_if_enumerate(esp_if_t **out, size_t *count, char *err, size_t errlen)
+int ebtl_if_enumerate(ebtl_if_t **out, size_t *count, char *err, size_t errlen)
 {
     struct ifaddrs *list;
     *out = NULL;
@@ -200,7 +200,7 @@ int esp_if_enumerate(esp_if_t **out, size_t *count, char *err, size_t errlen)
     for (struct ifaddrs *i = list; i; i = i->ifa_next) {
         cap++;
     }
-    esp_if_t *ifs = calloc(cap ? cap : 1, sizeof(*ifs));
+    ebtl_if_t *ifs = calloc(cap ? cap : 1, sizeof(*ifs));
     if (ifs == NULL) {
         freeifaddrs(list);
         snprintf(err, errlen, "out of memory");
@@ -216,7 +216,7 @@ int esp_if_enumerate(esp_if_t **out, size_t *count, char *err, size_t errlen)
         if (fam != AF_INET && fam != AF_INET6) {
             continue;
         }
-        esp_if_t *e = &ifs[n];
+        ebtl_if_t *e = &ifs[n];
         memset(e, 0, sizeof(*e));
         snprintf(e->name, sizeof(e->name), "%s", i->ifa_name);
         e->family = fam;
@@ -244,7 +244,7 @@ int esp_if_enumerate(esp_if_t **out, size_t *count, char *err, size_t errlen)
     return 0;
 }
 
-const char *esp_if_format(const esp_if_t *ifa, char *buf, size_t len)
+const char *ebtl_if_format(const ebtl_if_t *ifa, char *buf, size_t len)
 {
     char a[INET6_ADDRSTRLEN];
     if (inet_ntop(ifa->family, ifa->addr, a, sizeof(a)) == NULL) {
@@ -255,14 +255,14 @@ const char *esp_if_format(const esp_if_t *ifa, char *buf, size_t len)
 }
 
 /* "lo 127.0.0.1/8, eth0 10.0.0.5/24" for the no-interface message. */
-static void list_available(const esp_if_t *all, size_t count, char *buf, size_t len)
+static void list_available(const ebtl_if_t *all, size_t count, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < count && used < len; i++) {
         char one[IF_NAMESIZE + INET6_ADDRSTRLEN + 8];
         int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-                         esp_if_format(&all[i], one, sizeof(one)));
+                         ebtl_if_format(&all[i], one, sizeof(one)));
         if (w < 0) {
             break;
         }
@@ -273,13 +273,13 @@ static void list_available(const esp_if_t *all, size_t count, char *buf, size_t 
     }
 }
 
-int esp_if_select(const esp_if_t *all, size_t count, const char *include,
+int ebtl_if_select(const ebtl_if_t *all, size_t count, const char *include,
                   const char *exclude, const char *param_prefix,
-                  esp_if_t **out, size_t *out_count, char *err, size_t errlen)
+                  ebtl_if_t **out, size_t *out_count, char *err, size_t errlen)
 {
     bool have_include = include && *include;
     bool have_exclude = exclude && *exclude;
-    esp_if_rules_t rules;
+    ebtl_if_rules_t rules;
     char why[256];
 
     *out = NULL;
@@ -290,23 +290,23 @@ int esp_if_select(const esp_if_t *all, size_t count, const char *include,
         return -1;
     }
     const char *which = have_include ? "if_include" : "if_exclude";
-    if (esp_if_rules_parse(have_include ? include : exclude, &rules, why, sizeof(why)) != 0) {
+    if (ebtl_if_rules_parse(have_include ? include : exclude, &rules, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "%s_%s: %s", param_prefix, which, why);
         return -1;
     }
-    esp_if_t *sel = calloc(count ? count : 1, sizeof(*sel));
+    ebtl_if_t *sel = calloc(count ? count : 1, sizeof(*sel));
     if (sel == NULL) {
-        esp_if_rules_free(&rules);
+        ebtl_if_rules_free(&rules);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     size_t n = 0;
     for (size_t i = 0; i < count; i++) {
-        if (esp_if_rules_match(&rules, &all[i]) == have_include) {
+        if (ebtl_if_rules_match(&rules, &all[i]) == have_include) {
             sel[n++] = all[i];
         }
     }
-    esp_if_rules_free(&rules);
+    ebtl_if_rules_free(&rules);
     if (n == 0) {
         char avail[512];
         list_available(all, count, avail, sizeof(avail));

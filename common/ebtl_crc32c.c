@@ -17,7 +17,7 @@
  * then published in a function pointer, so the hot path is a single
  * indirect call.
  */
-#include "esp_crc32c.h"
+#include "ebtl_crc32c.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -39,11 +39,11 @@
 #define SHORT_BLOCK 256
 
 /* Test hooks (not in the header): each implementation, with the usual
- * pre/post inversion.  esp_crc32c_hw falls back to the table without
+ * pre/post inversion.  ebtl_crc32c_hw falls back to the table without
  * SSE4.2. */
-uint32_t esp_crc32c_table(uint32_t crc, const void *buf, size_t len);
-uint32_t esp_crc32c_hw(uint32_t crc, const void *buf, size_t len);
-uint32_t esp_crc32c_sse42(uint32_t crc, const void *buf, size_t len);
+uint32_t ebtl_crc32c_table(uint32_t crc, const void *buf, size_t len);
+uint32_t ebtl_crc32c_hw(uint32_t crc, const void *buf, size_t len);
+uint32_t ebtl_crc32c_sse42(uint32_t crc, const void *buf, size_t len);
 
 typedef uint32_t crc_fn(uint32_t crc, const unsigned char *p, size_t len);
 
@@ -334,13 +334,13 @@ static uint32_t crc_resolve(uint32_t crc, const unsigned char *p, size_t len)
 
 /* ---- public API ---------------------------------------------------------- */
 
-uint32_t esp_crc32c(uint32_t crc, const void *buf, size_t len)
+uint32_t ebtl_crc32c(uint32_t crc, const void *buf, size_t len)
 {
     crc_fn *impl = atomic_load_explicit(&crc_impl, memory_order_acquire);
     return ~impl(~crc, buf, len);
 }
 
-uint32_t esp_crc32c_iov(const struct iovec *iov, int n)
+uint32_t ebtl_crc32c_iov(const struct iovec *iov, int n)
 {
     crc_fn *impl = atomic_load_explicit(&crc_impl, memory_order_acquire);
     uint32_t crc = ~0u;
@@ -352,25 +352,25 @@ uint32_t esp_crc32c_iov(const struct iovec *iov, int n)
     return ~crc;
 }
 
-const char *esp_crc32c_impl(void)
+const char *ebtl_crc32c_impl(void)
 {
     crc_fn *impl = crc_chosen();
     return impl == crc_table ? "table" : impl == crc_hw ? "sse4.2" : "vpclmulqdq";
 }
 
-uint32_t esp_crc32c_table(uint32_t crc, const void *buf, size_t len)
+uint32_t ebtl_crc32c_table(uint32_t crc, const void *buf, size_t len)
 {
     pthread_once(&crc_once, crc_init);
     return ~crc_table(~crc, buf, len);
 }
 
-uint32_t esp_crc32c_hw(uint32_t crc, const void *buf, size_t len)
+uint32_t ebtl_crc32c_hw(uint32_t crc, const void *buf, size_t len)
 {
     /* the fastest the CPU has: crc_table without SSE4.2 */
     return ~crc_chosen()(~crc, buf, len);
 }
 
-uint32_t esp_crc32c_sse42(uint32_t crc, const void *buf, size_t len)
+uint32_t ebtl_crc32c_sse42(uint32_t crc, const void *buf, size_t len)
 {
     /* the crc32 instruction alone, even where clmul is chosen */
     crc_fn *impl = crc_chosen();

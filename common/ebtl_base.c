@@ -1,13 +1,13 @@
 /* Module functions both components share: endpoint bookkeeping. */
-#include "esp_btl_base.h"
+#include "ebtl_base.h"
 
 #include <stdlib.h>
 
 #include <opal/mca/pmix/pmix.h>
 
-#include "esp_mca.h"
+#include "ebtl_mca.h"
 
-void esp_btl_module_construct(esp_btl_module_t *module)
+void ebtl_module_construct(ebtl_module_t *module)
 {
     OBJ_CONSTRUCT(&module->endpoints, opal_list_t);
     /* Recursive: a receive callback into the PML may send at once. */
@@ -15,7 +15,7 @@ void esp_btl_module_construct(esp_btl_module_t *module)
     module->error_cb = NULL;
 }
 
-int esp_btl_module_add_procs_none(struct mca_btl_base_module_t *btl, size_t nprocs,
+int ebtl_module_add_procs_none(struct mca_btl_base_module_t *btl, size_t nprocs,
                                   struct opal_proc_t **procs,
                                   struct mca_btl_base_endpoint_t **endpoints,
                                   struct opal_bitmap_t *reachable)
@@ -29,11 +29,11 @@ int esp_btl_module_add_procs_none(struct mca_btl_base_module_t *btl, size_t npro
     return OPAL_SUCCESS;
 }
 
-int esp_btl_module_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+int ebtl_module_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                              struct opal_proc_t **procs,
                              struct mca_btl_base_endpoint_t **endpoints)
 {
-    esp_btl_module_t *module = (esp_btl_module_t *) btl;
+    ebtl_module_t *module = (ebtl_module_t *) btl;
     (void) procs;
     OPAL_THREAD_LOCK(&module->lock);
     for (size_t i = 0; i < nprocs; i++) {
@@ -47,23 +47,23 @@ int esp_btl_module_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     return OPAL_SUCCESS;
 }
 
-int esp_btl_module_finalize(struct mca_btl_base_module_t *btl)
+int ebtl_module_finalize(struct mca_btl_base_module_t *btl)
 {
-    esp_btl_module_t *module = (esp_btl_module_t *) btl;
+    ebtl_module_t *module = (ebtl_module_t *) btl;
     OPAL_LIST_DESTRUCT(&module->endpoints);
     OBJ_DESTRUCT(&module->lock);
     return OPAL_SUCCESS;
 }
 
-int esp_btl_module_register_error(struct mca_btl_base_module_t *btl,
+int ebtl_module_register_error(struct mca_btl_base_module_t *btl,
                                   mca_btl_base_module_error_cb_fn_t cb)
 {
-    ((esp_btl_module_t *) btl)->error_cb = cb;
+    ((ebtl_module_t *) btl)->error_cb = cb;
     return OPAL_SUCCESS;
 }
 
-int esp_btl_modex_recv(const mca_base_component_t *component, enum esp_modex_kind kind,
-                       struct opal_proc_t *proc, esp_modex_addr_t *addrs, size_t max,
+int ebtl_modex_recv(const mca_base_component_t *component, enum ebtl_modex_kind kind,
+                       struct opal_proc_t *proc, ebtl_modex_addr_t *addrs, size_t max,
                        uint64_t *epoch)
 {
     uint8_t *buf = NULL;
@@ -73,10 +73,10 @@ int esp_btl_modex_recv(const mca_base_component_t *component, enum esp_modex_kin
     if (rc != OPAL_SUCCESS || buf == NULL) {
         return OPAL_ERR_UNREACH;   /* the component is not running there */
     }
-    int n = esp_modex_decode(kind, buf, size, addrs, max, epoch);
+    int n = ebtl_modex_decode(kind, buf, size, addrs, max, epoch);
     free(buf);
     if (n <= 0) {
-        ESP_ERROR("btl %s: the address record of rank %u is malformed; not using %s to it",
+        EBTL_ERROR("btl %s: the address record of rank %u is malformed; not using %s to it",
                   component->mca_component_name, proc->proc_name.vpid,
                   component->mca_component_name);
         return OPAL_ERR_UNREACH;

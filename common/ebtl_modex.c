@@ -1,13 +1,13 @@
 /* Modex address records: encode for publication, decode untrusted bytes. */
-#include "esp_modex.h"
+#include "ebtl_modex.h"
 
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <string.h>
 
-size_t esp_modex_size(size_t count)
+size_t ebtl_modex_size(size_t count)
 {
-    return sizeof(esp_modex_wire_header_t) + count * sizeof(esp_modex_wire_addr_t);
+    return sizeof(ebtl_modex_wire_header_t) + count * sizeof(ebtl_modex_wire_addr_t);
 }
 
 static uint64_t hton64(uint64_t v)
@@ -15,15 +15,15 @@ static uint64_t hton64(uint64_t v)
     return ((uint64_t) htonl((uint32_t) v) << 32) | htonl((uint32_t) (v >> 32));
 }
 
-size_t esp_modex_encode(enum esp_modex_kind kind, uint64_t epoch, const esp_modex_addr_t *addrs,
+size_t ebtl_modex_encode(enum ebtl_modex_kind kind, uint64_t epoch, const ebtl_modex_addr_t *addrs,
                         size_t count, void *buf, size_t buflen)
 {
-    if (count == 0 || count > ESP_MODEX_MAX_ADDRS || buflen < esp_modex_size(count)) {
+    if (count == 0 || count > EBTL_MODEX_MAX_ADDRS || buflen < ebtl_modex_size(count)) {
         return 0;
     }
-    esp_modex_wire_header_t h = {
-        .magic = htonl(ESP_MODEX_MAGIC),
-        .version = ESP_MODEX_VERSION,
+    ebtl_modex_wire_header_t h = {
+        .magic = htonl(EBTL_MODEX_MAGIC),
+        .version = EBTL_MODEX_VERSION,
         .kind = (uint8_t) kind,
         .count = htons((uint16_t) count),
         .epoch = hton64(epoch),
@@ -32,7 +32,7 @@ size_t esp_modex_encode(enum esp_modex_kind kind, uint64_t epoch, const esp_mode
     memcpy(p, &h, sizeof(h));
     p += sizeof(h);
     for (size_t i = 0; i < count; i++) {
-        esp_modex_wire_addr_t w = {
+        ebtl_modex_wire_addr_t w = {
             .family = addrs[i].family,
             .prefixlen = addrs[i].prefixlen,
             .port = htons(addrs[i].port),
@@ -44,32 +44,32 @@ size_t esp_modex_encode(enum esp_modex_kind kind, uint64_t epoch, const esp_mode
         memcpy(p, &w, sizeof(w));
         p += sizeof(w);
     }
-    return esp_modex_size(count);
+    return ebtl_modex_size(count);
 }
 
-int esp_modex_decode(enum esp_modex_kind kind, const void *buf, size_t buflen,
-                     esp_modex_addr_t *addrs, size_t max, uint64_t *epoch)
+int ebtl_modex_decode(enum ebtl_modex_kind kind, const void *buf, size_t buflen,
+                     ebtl_modex_addr_t *addrs, size_t max, uint64_t *epoch)
 {
-    esp_modex_wire_header_t h;
+    ebtl_modex_wire_header_t h;
     if (buf == NULL || buflen < sizeof(h)) {
         return -1;
     }
     memcpy(&h, buf, sizeof(h));
     size_t count = ntohs(h.count);
-    if (ntohl(h.magic) != ESP_MODEX_MAGIC || h.version != ESP_MODEX_VERSION || h.kind != kind
-        || count == 0 || count > ESP_MODEX_MAX_ADDRS || count > max
-        || buflen != esp_modex_size(count)) {
+    if (ntohl(h.magic) != EBTL_MODEX_MAGIC || h.version != EBTL_MODEX_VERSION || h.kind != kind
+        || count == 0 || count > EBTL_MODEX_MAX_ADDRS || count > max
+        || buflen != ebtl_modex_size(count)) {
         return -1;
     }
     const unsigned char *p = (const unsigned char *) buf + sizeof(h);
-    for (size_t i = 0; i < count; i++, p += sizeof(esp_modex_wire_addr_t)) {
-        esp_modex_wire_addr_t w;
+    for (size_t i = 0; i < count; i++, p += sizeof(ebtl_modex_wire_addr_t)) {
+        ebtl_modex_wire_addr_t w;
         memcpy(&w, p, sizeof(w));
         unsigned maxlen = w.family == 4 ? 32 : 128;
         if ((w.family != 4 && w.family != 6) || w.prefixlen > maxlen || w.port == 0) {
             return -1;
         }
-        addrs[i] = (esp_modex_addr_t) {
+        addrs[i] = (ebtl_modex_addr_t) {
             .family = w.family,
             .prefixlen = w.prefixlen,
             .port = ntohs(w.port),
@@ -92,13 +92,13 @@ static bool same_prefix(const unsigned char *a, const unsigned char *b, unsigned
     return rest == 0 || ((a[bytes] ^ b[bytes]) & (0xff00 >> rest)) == 0;
 }
 
-static bool is_loopback(const esp_modex_addr_t *a)
+static bool is_loopback(const ebtl_modex_addr_t *a)
 {
     static const unsigned char v6lo[16] = {[15] = 1};
     return a->family == 4 ? a->addr[0] == 127 : memcmp(a->addr, v6lo, 16) == 0;
 }
 
-int esp_modex_choose_path(const esp_if_t *ifs, size_t nifs, const esp_modex_addr_t *addrs,
+int ebtl_modex_choose_path(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_addr_t *addrs,
                           int naddrs, bool same_host, size_t *nic)
 {
     int best = -1, best_score = 0;

@@ -1,5 +1,5 @@
 /* Open MPI glue shared by both components. */
-#include "esp_mca.h"
+#include "ebtl_mca.h"
 
 #include <opal/mca/base/mca_base_var.h>
 #include <opal/runtime/opal.h>
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void esp_mca_ifaces_register(mca_base_component_t *component, esp_mca_ifaces_t *params,
+void ebtl_mca_ifaces_register(mca_base_component_t *component, ebtl_mca_ifaces_t *params,
                              const char *default_exclude)
 {
     params->selected = NULL;
@@ -27,12 +27,12 @@ void esp_mca_ifaces_register(mca_base_component_t *component, esp_mca_ifaces_t *
         MCA_BASE_VAR_SCOPE_READONLY, &params->if_exclude);
 }
 
-bool esp_mca_version_ok(const char *component_name)
+bool ebtl_mca_version_ok(const char *component_name)
 {
     int major = 0, minor = 0;
     if (sscanf(opal_version_string, "%d.%d", &major, &minor) != 2
         || major != OPAL_MAJOR_VERSION || minor != OPAL_MINOR_VERSION) {
-        ESP_ERROR("btl %s: built for Open MPI %d.%d but running under Open MPI %s; "
+        EBTL_ERROR("btl %s: built for Open MPI %d.%d but running under Open MPI %s; "
                   "the BTL interface differs, so %s is disabled. Rebuild it against this "
                   "Open MPI.", component_name, OPAL_MAJOR_VERSION, OPAL_MINOR_VERSION,
                   opal_version_string, component_name);
@@ -41,21 +41,21 @@ bool esp_mca_version_ok(const char *component_name)
     return true;
 }
 
-int esp_mca_ifaces_select(const char *component_name, esp_mca_ifaces_t *params)
+int ebtl_mca_ifaces_select(const char *component_name, ebtl_mca_ifaces_t *params)
 {
-    esp_if_t **out = &params->selected;
+    ebtl_if_t **out = &params->selected;
     size_t *count = &params->count;
     char prefix[64], err[1024];
-    esp_if_t *all;
+    ebtl_if_t *all;
     size_t nall;
 
     snprintf(prefix, sizeof(prefix), "btl_%s", component_name);
-    if (esp_if_enumerate(&all, &nall, err, sizeof(err)) != 0) {
-        ESP_ERROR("btl %s: %s", component_name, err);
+    if (ebtl_if_enumerate(&all, &nall, err, sizeof(err)) != 0) {
+        EBTL_ERROR("btl %s: %s", component_name, err);
         return -1;
     }
     /* An include list replaces the default exclude list; both set by the
-     * user is an error that esp_if_select reports. */
+     * user is an error that ebtl_if_select reports. */
     const char *exclude = params->if_exclude;
     mca_base_var_source_t source = MCA_BASE_VAR_SOURCE_DEFAULT;
     if (params->if_exclude_index >= 0) {
@@ -64,14 +64,14 @@ int esp_mca_ifaces_select(const char *component_name, esp_mca_ifaces_t *params)
     if (params->if_include && *params->if_include && source == MCA_BASE_VAR_SOURCE_DEFAULT) {
         exclude = NULL;
     }
-    int rc = esp_if_select(all, nall, params->if_include, exclude, prefix, out, count,
+    int rc = ebtl_if_select(all, nall, params->if_include, exclude, prefix, out, count,
                            err, sizeof(err));
     bool user_chose = (params->if_include && *params->if_include)
                       || source != MCA_BASE_VAR_SOURCE_DEFAULT;
     if (rc != 0 && !user_chose) {
         /* Nothing but loopback on this host: it is the only way to reach the
          * ranks here, and they are the only ones reachable. */
-        rc = esp_if_select(all, nall, NULL, NULL, prefix, out, count, err, sizeof(err));
+        rc = ebtl_if_select(all, nall, NULL, NULL, prefix, out, count, err, sizeof(err));
         size_t n = 0;
         for (size_t i = 0; rc == 0 && i < *count; i++) {
             if ((*out)[i].loopback) {
@@ -80,34 +80,34 @@ int esp_mca_ifaces_select(const char *component_name, esp_mca_ifaces_t *params)
         }
         if (rc == 0 && n > 0) {
             *count = n;
-            ESP_VERBOSE(1, "btl %s: no interface but loopback; using loopback, which reaches "
+            EBTL_VERBOSE(1, "btl %s: no interface but loopback; using loopback, which reaches "
                         "only the ranks on this host", component_name);
         } else if (rc == 0) {
-            esp_mca_ifaces_release(params);
+            ebtl_mca_ifaces_release(params);
             rc = -1;
         }
     }
     free(all);
     if (rc != 0) {
-        ESP_ERROR("btl %s: %s", component_name, err);
+        EBTL_ERROR("btl %s: %s", component_name, err);
         return -1;
     }
     for (size_t i = 0; i < *count; i++) {
         char buf[96];
-        ESP_VERBOSE(10, "btl %s: may use %s", component_name, esp_if_format(&(*out)[i], buf, sizeof(buf)));
+        EBTL_VERBOSE(10, "btl %s: may use %s", component_name, ebtl_if_format(&(*out)[i], buf, sizeof(buf)));
     }
     return 0;
 }
 
-void esp_mca_ifaces_release(esp_mca_ifaces_t *ifaces)
+void ebtl_mca_ifaces_release(ebtl_mca_ifaces_t *ifaces)
 {
     free(ifaces->selected);
     ifaces->selected = NULL;
     ifaces->count = 0;
 }
 
-int esp_mca_register_base_params(mca_base_component_t *component, mca_btl_base_module_t *module,
-                                 const esp_btl_defaults_t *defaults)
+int ebtl_mca_register_base_params(mca_base_component_t *component, mca_btl_base_module_t *module,
+                                 const ebtl_defaults_t *defaults)
 {
     module->btl_exclusivity = defaults->exclusivity;
     module->btl_eager_limit = defaults->eager_limit;
@@ -131,7 +131,7 @@ static void reg_probability(mca_base_component_t *component, const char *name, c
                                            storage);
 }
 
-void esp_mca_faults_register(mca_base_component_t *component, esp_mca_faults_t *f)
+void ebtl_mca_faults_register(mca_base_component_t *component, ebtl_mca_faults_t *f)
 {
     reg_probability(component, "fault_drop", "TESTING: probability a received datagram is dropped",
                     &f->drop);
@@ -147,37 +147,37 @@ void esp_mca_faults_register(mca_base_component_t *component, esp_mca_faults_t *
         0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, &f->seed);
 }
 
-static esp_fault_config_t faults_config(const esp_mca_faults_t *f)
+static ebtl_fault_config_t faults_config(const ebtl_mca_faults_t *f)
 {
-    esp_fault_config_t c = {
+    ebtl_fault_config_t c = {
         .drop = f->drop, .duplicate = f->dup, .reorder = f->reorder, .corrupt = f->corrupt};
     return c;
 }
 
-bool esp_mca_faults_valid(const char *component_name, const esp_mca_faults_t *f)
+bool ebtl_mca_faults_valid(const char *component_name, const ebtl_mca_faults_t *f)
 {
-    esp_fault_config_t c = faults_config(f);
+    ebtl_fault_config_t c = faults_config(f);
     char err[256];
-    if (esp_fault_config_check(&c, err, sizeof(err)) != 0) {
-        ESP_ERROR("btl %s: btl_%s_%s", component_name, component_name, err);
+    if (ebtl_fault_config_check(&c, err, sizeof(err)) != 0) {
+        EBTL_ERROR("btl %s: btl_%s_%s", component_name, component_name, err);
         return false;
     }
     return true;
 }
 
-esp_fault_t *esp_mca_faults_create(const esp_mca_faults_t *f, unsigned per_rank, unsigned index,
+ebtl_fault_t *ebtl_mca_faults_create(const ebtl_mca_faults_t *f, unsigned per_rank, unsigned index,
                                    size_t max_len)
 {
-    esp_fault_config_t c = faults_config(f);
+    ebtl_fault_config_t c = faults_config(f);
     c.seed = (uint64_t) f->seed * 1000003u + (uint64_t) OPAL_PROC_MY_NAME.vpid * per_rank + index;
-    return esp_fault_config_active(&c) ? esp_fault_create(&c, max_len) : NULL;
+    return ebtl_fault_config_active(&c) ? ebtl_fault_create(&c, max_len) : NULL;
 }
 
-void esp_mca_counters_register_pvars(mca_base_component_t *component, const void *table,
+void ebtl_mca_counters_register_pvars(mca_base_component_t *component, const void *table,
                                      size_t count, size_t stride, mca_base_get_value_fn_t read)
 {
     for (size_t i = 0; i < count; i++) {
-        const esp_mca_counter_t *c = (const void *) ((const char *) table + i * stride);
+        const ebtl_mca_counter_t *c = (const void *) ((const char *) table + i * stride);
         (void) mca_base_component_pvar_register(
             component, c->name, c->help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
             MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,

@@ -2,8 +2,8 @@
  * Open MPI glue shared by both components: the runtime version guard, the
  * interface-selection parameters, and reporting through btl_base_verbose.
  */
-#ifndef ESP_MCA_H
-#define ESP_MCA_H
+#ifndef EBTL_MCA_H
+#define EBTL_MCA_H
 
 #include <opal_config.h>
 #include <opal/mca/btl/btl.h>
@@ -11,85 +11,85 @@
 #include <opal/mca/base/mca_base_pvar.h>
 #include <opal/util/output.h>
 
-#include "esp_fault.h"
-#include "esp_ifsel.h"
+#include "ebtl_fault.h"
+#include "ebtl_ifsel.h"
 
 /* Messages under --mca btl_base_verbose N. */
-#define ESP_VERBOSE(level, ...) \
+#define EBTL_VERBOSE(level, ...) \
     opal_output_verbose((level), opal_btl_base_framework.framework_output, __VA_ARGS__)
 
 /* One clear message, always shown: a bad value or an unusable setup. */
-#define ESP_ERROR(...) opal_output(0, __VA_ARGS__)
+#define EBTL_ERROR(...) opal_output(0, __VA_ARGS__)
 
 /* The interface-selection parameters every component has, and what they
  * selected at init. */
-typedef struct esp_mca_ifaces {
+typedef struct ebtl_mca_ifaces {
     char *if_include;
     char *if_exclude;
     int if_exclude_index;   /* to tell a user's value from the default */
-    esp_if_t *selected;     /* after esp_mca_ifaces_select */
+    ebtl_if_t *selected;     /* after ebtl_mca_ifaces_select */
     size_t count;
-} esp_mca_ifaces_t;
+} ebtl_mca_ifaces_t;
 
 /* Register <component>_if_include / _if_exclude with help text. */
-void esp_mca_ifaces_register(mca_base_component_t *component, esp_mca_ifaces_t *ifaces,
+void ebtl_mca_ifaces_register(mca_base_component_t *component, ebtl_mca_ifaces_t *ifaces,
                              const char *default_exclude);
 
 /* Enumerate and filter this host's addresses by the parameters into
  * ifaces->selected. Returns 0, or -1 after one message that says what to set. */
-int esp_mca_ifaces_select(const char *component_name, esp_mca_ifaces_t *ifaces);
+int ebtl_mca_ifaces_select(const char *component_name, ebtl_mca_ifaces_t *ifaces);
 
 /* Forget the selection (component open and close). */
-void esp_mca_ifaces_release(esp_mca_ifaces_t *ifaces);
+void ebtl_mca_ifaces_release(ebtl_mca_ifaces_t *ifaces);
 
 /* A component's defaults for Open MPI's standard btl_<c>_* parameters. */
-typedef struct esp_btl_defaults {
+typedef struct ebtl_defaults {
     uint32_t exclusivity;
     size_t eager_limit;           /* also the rendezvous eager limit */
     size_t max_send_size;         /* also the pipeline send length */
     size_t rdma_pipeline_frag_size;
     uint32_t flags;
-} esp_btl_defaults_t;
+} ebtl_defaults_t;
 
 /* Put the defaults into a module template and register the standard parameters. */
-int esp_mca_register_base_params(mca_base_component_t *component, mca_btl_base_module_t *module,
-                                 const esp_btl_defaults_t *defaults);
+int ebtl_mca_register_base_params(mca_base_component_t *component, mca_btl_base_module_t *module,
+                                 const ebtl_defaults_t *defaults);
 
 /* The test-only fault layer's parameters every component has:
  * <component>_fault_drop, _dup, _reorder, _corrupt (probabilities per
  * received datagram, 0 = off) and _fault_seed. */
-typedef struct esp_mca_faults {
+typedef struct ebtl_mca_faults {
     double drop, dup, reorder, corrupt;
     int seed;
-} esp_mca_faults_t;
+} ebtl_mca_faults_t;
 
 /* Register them (TESTING in the help text, level 9, all off). */
-void esp_mca_faults_register(mca_base_component_t *component, esp_mca_faults_t *faults);
+void ebtl_mca_faults_register(mca_base_component_t *component, ebtl_mca_faults_t *faults);
 
 /* True when the values are probabilities (drop below 1); else false after one
  * message naming the parameter ("btl esp: btl_esp_fault drop=1.5 is not ..."). */
-bool esp_mca_faults_valid(const char *component_name, const esp_mca_faults_t *faults);
+bool ebtl_mca_faults_valid(const char *component_name, const ebtl_mca_faults_t *faults);
 
 /* A fault layer for one of this process's sockets, or NULL when every
  * probability is 0 (or out of memory). Each socket gets its own seed:
  * seed * 1000003 + rank * per_rank + index (index < per_rank). max_len: the
  * largest datagram the socket receives. */
-esp_fault_t *esp_mca_faults_create(const esp_mca_faults_t *faults, unsigned per_rank,
+ebtl_fault_t *ebtl_mca_faults_create(const ebtl_mca_faults_t *faults, unsigned per_rank,
                                    unsigned index, size_t max_len);
 
 /* False (with one message) when the running Open MPI is not the 4.1 series
  * these components were compiled for: the BTL ABI differs across series. */
-bool esp_mca_version_ok(const char *component_name);
+bool ebtl_mca_version_ok(const char *component_name);
 
 /* Counters as MPI_T performance variables <component>_<name> (class
  * counter, read-only, continuous, unsigned long long): count entries of
- * `stride` bytes from `table`, each starting with an esp_mca_counter_t;
+ * `stride` bytes from `table`, each starting with an ebtl_mca_counter_t;
  * read() gets the entry as pvar->ctx. Once per process. */
-typedef struct esp_mca_counter {
+typedef struct ebtl_mca_counter {
     const char *name;
     const char *help;
-} esp_mca_counter_t;
-void esp_mca_counters_register_pvars(mca_base_component_t *component, const void *table,
+} ebtl_mca_counter_t;
+void ebtl_mca_counters_register_pvars(mca_base_component_t *component, const void *table,
                                      size_t count, size_t stride, mca_base_get_value_fn_t read);
 
 #endif
