@@ -1,10 +1,8 @@
 /*
  * btl sctp: MPI over SCTP on the userspace stack usrsctp.
- * Component and module types. The layers (docs/architecture.md):
- *   stack   btl_sctp_stack.[ch]   usrsctp in conn mode over common/ebtl_dgram
- *   assoc   btl_sctp_assoc.c      associations, identification, messages
- *   btl     btl_sctp_*.c          this Open MPI glue
- *   stats   btl_sctp_stats.c      counters printed at finalize
+ * Component and module types. The Open MPI glue (component, module,
+ * endpoint, frag, stats) drives the transport beneath through
+ * btl_sctp_stack.h; its layers are listed in btl_sctp_core.h.
  */
 #ifndef MCA_BTL_SCTP_H
 #define MCA_BTL_SCTP_H
@@ -20,18 +18,6 @@
 #include "ebtl_ifsel.h"
 #include "ebtl_mca.h"
 #include "ebtl_modex.h"
-
-/* How usrsctp is driven (btl_sctp_mode). */
-enum mca_btl_sctp_mode {
-    BSCTP_MODE_CONN = 0, /* AF_CONN, no stack threads, one path per association */
-    BSCTP_MODE_INET = 1  /* threaded stack over UDP encapsulation: multihoming, CMT */
-};
-
-/* Socket style (btl_sctp_style). */
-enum mca_btl_sctp_style {
-    BSCTP_STYLE_ONE_TO_ONE = 0,  /* a socket per peer, a module per NIC */
-    BSCTP_STYLE_ONE_TO_MANY = 1  /* one socket and one module for all peers */
-};
 
 typedef struct mca_btl_sctp_module {
     ebtl_module_t base;      /* endpoints, lock, error callback */
@@ -58,8 +44,8 @@ typedef struct mca_btl_sctp_component {
     ebtl_mca_ifaces_t ifaces;     /* if_include/if_exclude and what they selected */
     char *mode_name;
     char *style_name;
-    enum mca_btl_sctp_mode mode;
-    enum mca_btl_sctp_style style;
+    const bsctp_mode_t *mode;    /* how usrsctp runs (btl_sctp_mode.h) */
+    const bsctp_style_t *style;  /* the socket style (btl_sctp_style.h) */
     int port;
     int rto_min_ms, rto_max_ms, rto_init_ms;
     int sack_delay_ms;

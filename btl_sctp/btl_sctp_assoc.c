@@ -1,17 +1,18 @@
 /*
- * Associations on the one-to-many socket: made lazily by the first send to
- * a link, identified by the first message each side sends on it, and read
- * back with usrsctp_recvv, which returns messages of every association in
- * turn, each with the peer's address and the association id (how an
- * address names a link is the mode's: btl_sctp_stack.h, addressing).
- * Messages larger than the receive buffer (or delivered early under
- * receive-buffer pressure) arrive in pieces until MSG_EOR, and pieces of
- * messages on different streams of one association interleave (fragment
- * interleave level 2): reassembled per link and stream. Every received
- * byte is checked before use.
+ * Associations, whatever the style and mode: made lazily by the first
+ * send to a link (through the style), identified by the first message each
+ * side sends on each stream, sending one SCTP message per fragment (in
+ * pieces where the mode takes them), and what comes back: the style reads
+ * its sockets and hands every message and notification to the hooks here
+ * (bsctp_assoc_rx). Messages larger than the receive buffer (or delivered
+ * early under receive-buffer pressure) arrive in pieces until MSG_EOR,
+ * and pieces of messages on different streams of one association
+ * interleave (fragment interleave level 2): reassembled per link and
+ * stream. Every received byte is checked before use.
  */
+#include "btl_sctp_assoc.h"
+
 #include "btl_sctp_hdr.h"
-#include "btl_sctp_stack.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -36,15 +37,16 @@ struct bsctp_sndbuf_use {
  * which usrsctp's own test leaves out: an underestimate, never more. */
 static size_t send_room(bsctp_stack_t *st, const bsctp_link_t *l)
 {
-    if (!bsctp_stack_takes_pieces(st)) {
+    if (!st->mode->takes_pieces) {
         return SIZE_MAX;   /* one piece per message: usrsctp takes all of it or none */
     }
-    struct socket *so = st->cfg.one_to_one ? bsctp_o2o_link_socket(l) : st->so;
-    struct bsctp_sndbuf_use u = {.assoc_id = st->cfg.one_to_one ? 0 : (sctp_assoc_t) l->assoc_id};
-    socklen_t n = sizeof(u);
-    if (so == NULL || (!st->cfg.one_to_one && l->assoc_id == 0)) {
+    struct socket *so;
+    uint32_t id;
+    if (!st->style->assoc_socket(st, l, &so, &id)) {
         return SIZE_MAX;   /* no association yet: the first send makes an empty one */
     }
+    struct bsctp_sndbuf_use u = {.assoc_id = (sctp_assoc_t) id};
+    socklen_t n = sizeof(u);
     if (usrsctp_getsockopt(so, IPPROTO_SCTP, BSCTP_SNDBUF_USE_OPT, &u, &n) != 0) {
         return st->sndbuf_limit;
     }
@@ -63,32 +65,17 @@ static size_t send_room(bsctp_stack_t *st, const bsctp_link_t *l)
 static long send_piece(bsctp_stack_t *st, uint32_t link, uint16_t sid, const void *data, size_t len,
                        bool eor, uint16_t flags)
 {
-    bsctp_link_t *l = &st->links[link];
-    struct sockaddr_storage to;
-    socklen_t tolen;
-    bsctp_stack_peer_sockaddr(st, link, &to, &tolen);
-    if (l->assoc_id == 0) {
-        bsctp_stack_prepare_send(st, link);
-    }
     struct sctp_sndinfo info = {
         .snd_sid = sid,
         .snd_flags = (uint16_t) (flags | (eor ? SCTP_EOR : 0)),
         .snd_ppid = htonl(BSCTP_WIRE_PPID),
     };
-    (void) tolen;   /* usrsctp_sendv takes an address count, not a length */
-    /* One-to-one: on the link's own socket, no destination. */
-    ssize_t n = st->cfg.one_to_one ? bsctp_o2o_sendv(st, link, data, len, &info)
-                                   : usrsctp_sendv(st->so, data, len, (struct sockaddr *) &to, 1,
-                                                   &info, sizeof(info), SCTP_SENDV_SNDINFO, 0);
+    long n = st->style->send(st, link, data, len, &info);
     if (n < 0) {
         int e = errno;
         return e == EWOULDBLOCK || e == EAGAIN ? -EAGAIN : -(e ? e : EIO);
     }
-    if (l->assoc_id == 0 && !st->cfg.one_to_one) {
-        /* The association the first send made: for notifications about it. */
-        l->assoc_id = (uint32_t) usrsctp_getassocid(st->so, (struct sockaddr *) &to);
-    }
-    return (long) n;
+    return n;
 }
 
 static void rest_drop(bsctp_stack_t *st, bsctp_link_t *l)
@@ -211,15 +198,14 @@ static int send_one(bsctp_stack_t *st, uint32_t link, uint16_t sid, const void *
 static bool assoc_status(bsctp_stack_t *st, uint32_t link, struct sctp_status *s,
                          struct bsctp_sndbuf_use *u)
 {
-    const bsctp_link_t *l = &st->links[link];
-    struct socket *so = st->cfg.one_to_one ? bsctp_o2o_link_socket(l) : st->so;
-    sctp_assoc_t id = st->cfg.one_to_one ? 0 : (sctp_assoc_t) l->assoc_id;
+    struct socket *so;
+    uint32_t id = 0;
     socklen_t n = sizeof(*s), un = sizeof(*u);
     memset(s, 0, sizeof(*s));
     memset(u, 0, sizeof(*u));
-    s->sstat_assoc_id = u->assoc_id = id;
-    if (so == NULL || (!st->cfg.one_to_one && id == 0)
-        || usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_STATUS, s, &n) != 0) {
+    bool have = st->style->assoc_socket(st, &st->links[link], &so, &id);
+    s->sstat_assoc_id = u->assoc_id = (sctp_assoc_t) id;
+    if (!have || usrsctp_getsockopt(so, IPPROTO_SCTP, SCTP_STATUS, s, &n) != 0) {
         return false;
     }
     if (usrsctp_getsockopt(so, IPPROTO_SCTP, BSCTP_SNDBUF_USE_OPT, u, &un) != 0) {
@@ -339,7 +325,7 @@ int bsctp_assoc_sendv(bsctp_stack_t *st, uint32_t link, uint16_t sid, const stru
                      int iovcnt)
 {
     if (link >= st->num_links || st->so == NULL || iovcnt < 1
-        || (iovcnt > 1 && !bsctp_stack_takes_pieces(st)) || iov[0].iov_len < sizeof(bsctp_wire_hdr_t)) {
+        || (iovcnt > 1 && !st->mode->takes_pieces) || iov[0].iov_len < sizeof(bsctp_wire_hdr_t)) {
         return -EINVAL;
     }
     bsctp_link_t *l = &st->links[link];
@@ -413,12 +399,7 @@ void bsctp_assoc_abort(bsctp_stack_t *st, bsctp_link_t *l, const char *why)
     (void) why;
     st->stats.assoc_rejected++;
     l->aborted_id = l->assoc_id;
-    if (st->cfg.one_to_one) {
-        bsctp_o2o_abort(st, l);
-    } else if (l->assoc_id != 0 && st->so != NULL) {
-        struct sctp_sndinfo info = {.snd_flags = SCTP_ABORT, .snd_assoc_id = l->assoc_id};
-        (void) usrsctp_sendv(st->so, NULL, 0, NULL, 0, &info, sizeof(info), SCTP_SENDV_SNDINFO, 0);
-    }
+    st->style->abort(st, l);
     l->assoc_id = 0;
     l->ident_tx = l->ident_rx = false;
     reasm_clear(l);
@@ -446,42 +427,13 @@ static bsctp_link_t *link_by_assoc(bsctp_stack_t *st, uint32_t assoc_id, uint32_
             return &st->links[i];
         }
     }
-    if (st->so == NULL || st->cfg.one_to_one) {
-        return NULL;   /* one-to-one: every socket's association is named when made */
+    /* An association the peer made, which no link names yet. */
+    int link = st->style->link_of_assoc != NULL ? st->style->link_of_assoc(st, assoc_id) : -1;
+    if (link < 0) {
+        return NULL;
     }
-    /* An association the peer made: one of its addresses names the link
-     * (a multihomed peer has several; packed, each as long as its family
-     * says); none known: a stranger named by the first. */
-    struct sockaddr *addrs = NULL;
-    int n = usrsctp_getpaddrs(st->so, (sctp_assoc_t) assoc_id, &addrs);
-    bsctp_link_t *l = NULL;
-    int link = -1;
-    const uint8_t *p = (const uint8_t *) addrs;
-    for (int i = 0; i < n && addrs != NULL && link < 0; i++) {
-        const struct sockaddr *sa = (const struct sockaddr *) p;
-        socklen_t len = sa->sa_family == AF_INET    ? sizeof(struct sockaddr_in)
-                        : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                        : sa->sa_family == AF_CONN  ? sizeof(struct sockaddr_conn)
-                                                    : 0;
-        if (len == 0) {
-            break;
-        }
-        link = bsctp_stack_link_of_sockaddr(st, sa, len, false);
-        p += len;
-    }
-    if (link < 0 && n > 0 && addrs != NULL) {
-        socklen_t len = addrs[0].sa_family == AF_INET ? sizeof(struct sockaddr_in)
-                                                      : sizeof(struct sockaddr_in6);
-        link = addrs[0].sa_family == AF_CONN ? -1 : bsctp_stack_link_of_sockaddr(st, addrs, len, true);
-    }
-    if (link >= 0) {
-        *index = (uint32_t) link;
-        l = &st->links[link];
-    }
-    if (addrs != NULL) {
-        usrsctp_freepaddrs(addrs);
-    }
-    return l;
+    *index = (uint32_t) link;
+    return &st->links[link];
 }
 
 /* A new association on a link: identification starts over (a message's
@@ -759,53 +711,20 @@ void bsctp_assoc_notification(bsctp_stack_t *st, int flags, const uint8_t *buf, 
     }
 }
 
-long bsctp_assoc_recv(bsctp_stack_t *st, struct socket *so, struct sockaddr_storage *from,
-                     socklen_t *fromlen, struct sctp_rcvinfo *rcv, bool *has_info, int *flags)
+/* The link now uses association assoc_id (one-to-one: a socket it
+ * connected or adopted): identification both ways, reassembly and streams
+ * start over. */
+static void use_association(bsctp_stack_t *st, uint32_t link, uint32_t assoc_id)
 {
-    socklen_t infolen = sizeof(*rcv);
-    unsigned infotype = 0;
-    memset(from, 0, sizeof(*from));
-    *fromlen = sizeof(*from);
-    *flags = 0;
-    ssize_t n = usrsctp_recvv(so, st->rxbuf, st->rxbuf_size, (struct sockaddr *) from, fromlen,
-                              rcv, &infolen, &infotype, flags);
-    *has_info = infotype == SCTP_RECVV_RCVINFO;
-    return n;
+    bsctp_link_t *l = &st->links[link];
+    bsctp_assoc_link_fini(st, l);
+    l->assoc_id = assoc_id;
+    l->ident_tx = l->ident_rx = false;
 }
 
-void bsctp_assoc_drain(bsctp_stack_t *st)
-{
-    if (st->draining || st->so == NULL) {
-        return;
-    }
-    st->draining = true;
-    for (;;) {
-        struct sockaddr_storage from;
-        socklen_t fromlen;
-        struct sctp_rcvinfo rcv;
-        bool has_info;
-        int flags;
-        long n = bsctp_assoc_recv(st, st->so, &from, &fromlen, &rcv, &has_info, &flags);
-        if (n < 0) {
-            break;   /* EWOULDBLOCK: drained */
-        }
-        if (flags & MSG_NOTIFICATION) {
-            bsctp_assoc_notification(st, flags, st->rxbuf, (size_t) n);
-            continue;
-        }
-        /* By association first: a multihomed peer's messages come from any
-         * of its addresses (a retransmission goes to another path). */
-        uint32_t by_assoc;
-        int index = !has_info ? -1
-                    : link_by_assoc(st, (uint32_t) rcv.rcv_assoc_id, &by_assoc) != NULL
-                        ? (int) by_assoc
-                        : bsctp_stack_link_of_sockaddr(st, (struct sockaddr *) &from, fromlen, true);
-        if (index < 0) {
-            st->stats.rx_bad++;
-            continue;
-        }
-        bsctp_assoc_input(st, (uint32_t) index, (uint32_t) rcv.rcv_assoc_id, rcv.rcv_sid, flags,
-                         st->rxbuf, (size_t) n);
-    }
-    st->draining = false;
-}
+const bsctp_rx_hooks_t bsctp_assoc_rx = {
+    .message = bsctp_assoc_input,
+    .notification = bsctp_assoc_notification,
+    .new_association = use_association,
+    .identify = bsctp_assoc_ident,
+};

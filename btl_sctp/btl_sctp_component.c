@@ -14,8 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const bsctp_mode_names[] = {"conn", "inet", NULL};
-static const char *const bsctp_style_names[] = {"one-to-one", "one-to-many", NULL};
+/* The values of btl_sctp_mode and btl_sctp_style: each names an operation
+ * table of the transport (btl_sctp_mode.h, btl_sctp_style.h). */
+static const bsctp_mode_t *const bsctp_modes[] = {&bsctp_mode_conn, &bsctp_mode_inet, NULL};
+static const bsctp_style_t *const bsctp_styles[] = {&bsctp_style_one_to_one,
+                                                    &bsctp_style_one_to_many, NULL};
 
 static int bsctp_component_register(void);
 static int bsctp_component_open(void);
@@ -147,17 +150,22 @@ static int bsctp_component_close(void)
 static bool bsctp_params_valid(void)
 {
     char err[256];
-    int mode = ebtl_param_keyword("btl_sctp_mode", mca_btl_sctp_component.mode_name,
-                                 bsctp_mode_names, err, sizeof(err));
+    const char *mode_names[3], *style_names[3];
+    for (size_t i = 0; i < 3; i++) {
+        mode_names[i] = bsctp_modes[i] != NULL ? bsctp_modes[i]->name : NULL;
+        style_names[i] = bsctp_styles[i] != NULL ? bsctp_styles[i]->name : NULL;
+    }
+    int mode = ebtl_param_keyword("btl_sctp_mode", mca_btl_sctp_component.mode_name, mode_names,
+                                  err, sizeof(err));
     int style = mode < 0 ? -1
                          : ebtl_param_keyword("btl_sctp_style", mca_btl_sctp_component.style_name,
-                                             bsctp_style_names, err, sizeof(err));
+                                              style_names, err, sizeof(err));
     if (mode < 0 || style < 0) {
         EBTL_ERROR("btl sctp: %s", err);
         return false;
     }
-    mca_btl_sctp_component.mode = (enum mca_btl_sctp_mode) mode;
-    mca_btl_sctp_component.style = (enum mca_btl_sctp_style) style;
+    mca_btl_sctp_component.mode = bsctp_modes[mode];
+    mca_btl_sctp_component.style = bsctp_styles[style];
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
     mca_btl_base_module_t *t = &mca_btl_sctp_module_template.base.super;
     if (ebtl_param_check_range("btl_sctp_port", c->port, 1, 65535, err, sizeof(err)) != 0
@@ -206,7 +214,7 @@ static bool bsctp_params_valid(void)
         return false;
     }
     const ebtl_mca_faults_t *f = &c->faults;
-    if (c->mode == BSCTP_MODE_INET && (f->drop > 0 || f->dup > 0 || f->reorder > 0 || f->corrupt > 0)) {
+    if (!c->mode->btl_sockets && (f->drop > 0 || f->dup > 0 || f->reorder > 0 || f->corrupt > 0)) {
         /* The fault layer sits on the BTL's UDP sockets; usrsctp owns them in inet mode. */
         EBTL_ERROR("btl sctp: the test-only fault layer (btl_sctp_fault_*) works only with "
                   "btl_sctp_mode conn: in mode inet usrsctp owns the UDP socket. Unset the "
@@ -256,7 +264,7 @@ static mca_btl_base_module_t **bsctp_component_init(int *num_btls, bool enable_p
      * per interface (over that interface's addresses: lo's 127.0.0.1 and
      * ::1 are one wire), each its own stack, SCTP port btl_sctp_port + its
      * index (the process's usrsctp holds all their listeners). */
-    bool per_if = c->style == BSCTP_STYLE_ONE_TO_ONE;
+    bool per_if = c->style->module_per_interface;
     size_t addrs_of[EBTL_MODEX_MAX_ADDRS];
     if (c->ifaces.count > EBTL_MODEX_MAX_ADDRS) {
         c->ifaces.count = EBTL_MODEX_MAX_ADDRS;   /* the modex record holds no more */

@@ -1,10 +1,10 @@
 /*
- * usrsctp in inet mode: the threaded stack (usrsctp_init) over UDP
- * encapsulation on AF_INET/AF_INET6, the mode of multihoming and CMT.
- * usrsctp owns the UDP sockets and runs its own timer and receive threads;
- * they never call us (no upcall, no output callback). Progress reads the
- * SCTP socket without blocking (bsctp_assoc_drain) and sends happen on the
- * caller's thread, exactly as in conn mode.
+ * Mode inet: the threaded usrsctp (usrsctp_init) over UDP encapsulation
+ * on AF_INET/AF_INET6, the mode of multihoming and CMT. usrsctp owns the
+ * UDP sockets and runs its own timer and receive threads; they never call
+ * into the BTL (no output callback; a one-to-one upcall only counts).
+ * Progress reads the SCTP sockets without blocking (the style's drain) and
+ * sends happen on the caller's thread, exactly as in conn mode.
  *
  * Ports: usrsctp binds one UDP port for the whole process, and cannot say
  * when that bind failed (it logs and carries on without UDP). So we pick a
@@ -16,7 +16,7 @@
  */
 #define _GNU_SOURCE   /* dladdr, RTLD_NODELETE */
 #include "btl_sctp_mem.h"
-#include "btl_sctp_stack.h"
+#include "btl_sctp_mode.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -37,8 +37,6 @@
 #define UDP_BUF (8u << 20)
 /* Links created by unknown peers' associations before we stop taking more. */
 #define MAX_STRANGERS 1024
-/* How long close waits for the peers to complete a graceful shutdown. */
-#define CLOSE_WAIT_MS 500
 /* How long the last close retries usrsctp_finish (associations being freed). */
 #define FINISH_WAIT_MS 3000
 /* Bytes the path MTU we give usrsctp stays under the interface MTU: the IP
@@ -191,9 +189,11 @@ static int start_usrsctp(bool need4, bool need6, char *err, size_t errlen)
     return -1;
 }
 
-uint16_t bsctp_inet_udp_port(void)
+static uint16_t inet_udp_port(const bsctp_stack_t *st, size_t i)
 {
-    return udp_port;
+    (void) st;
+    (void) i;
+    return udp_port;   /* one for the process, on every address */
 }
 
 /* ------------------------------------------------------------ links */
@@ -235,7 +235,7 @@ static bool same_host(const ebtl_sockaddr_t *a, const ebtl_sockaddr_t *b)
                : memcmp(&a->u.in6.sin6_addr, &b->u.in6.sin6_addr, 16) == 0;
 }
 
-int bsctp_inet_link_of_sockaddr(bsctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
+static int inet_link_of_sockaddr(bsctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
                                bool create)
 {
     ebtl_sockaddr_t ip;
@@ -265,11 +265,11 @@ int bsctp_inet_link_of_sockaddr(bsctp_stack_t *st, const struct sockaddr *sa, so
                      ip.u.sa.sa_family == AF_INET ? (const unsigned char *) &ip.u.in4.sin_addr
                                                   : (const unsigned char *) &ip.u.in6.sin6_addr,
                      port);
-    return bsctp_stack_link(st, &udp, 0, port, true);
+    return bsctp_core_link(st, &udp, 0, port, true);
 }
 
-void bsctp_inet_peer_sockaddr(const bsctp_stack_t *st, uint32_t link, struct sockaddr_storage *ss,
-                             socklen_t *len)
+static void inet_peer_sockaddr(const bsctp_stack_t *st, uint32_t link,
+                               struct sockaddr_storage *ss, socklen_t *len)
 {
     const bsctp_link_t *l = &st->links[link];
     memset(ss, 0, sizeof(*ss));
@@ -294,17 +294,26 @@ static int set_encaps_port(struct socket *so, const ebtl_sockaddr_t *udp)
     return usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_REMOTE_UDP_ENCAPS_PORT, &enc, sizeof(enc));
 }
 
-void bsctp_inet_prepare_send(bsctp_stack_t *st, uint32_t link)
+static void inet_prepare_send(bsctp_stack_t *st, struct socket *so, uint32_t link)
 {
-    if (st->cfg.one_to_one) {
-        return;   /* set on the link's own socket when it connects */
-    }
-    if (set_encaps_port(st->so, &st->links[link].udp) != 0) {
+    if (set_encaps_port(so, &st->links[link].udp) != 0) {
         st->stats.out_errors++;   /* the INIT goes out raw and is lost: counted */
     }
 }
 
+
 /* ---------------------------------------------------------- set-up */
+
+static size_t inet_num_addrs(const bsctp_stack_t *st)
+{
+    return st->cfg.num_ifaces;
+}
+
+static unsigned inet_addr_mtu(const bsctp_stack_t *st, size_t i)
+{
+    const ebtl_if_t *ifa = &st->cfg.ifaces[i];
+    return ifa->mtu != 0 ? ifa->mtu : ifa->loopback ? 65536 : 1500;
+}
 
 /* Our local addresses with SCTP port port, for usrsctp_bindx. */
 static struct sockaddr *bind_addrs(const bsctp_stack_config_t *c, uint16_t port, size_t *size)
@@ -367,36 +376,15 @@ static void stop_usrsctp(void)
     udp_port = 0;
 }
 
-/* A non-blocking socket of the stack's family and style with its options. */
-static struct socket *new_socket(bsctp_stack_t *st, char *err, size_t errlen)
-{
-    bool o2o = st->cfg.one_to_one;
-    struct socket *so = usrsctp_socket(st->inet_family, o2o ? SOCK_STREAM : SOCK_SEQPACKET,
-                                       IPPROTO_SCTP, NULL, NULL, 0, NULL);
-    if (so == NULL) {
-        snprintf(err, errlen, "usrsctp_socket(%s, %s): %s",
-                 st->inet_family == AF_INET6 ? "AF_INET6" : "AF_INET",
-                 o2o ? "SOCK_STREAM" : "SOCK_SEQPACKET", strerror(errno));
-        return NULL;
-    }
-    if (usrsctp_set_non_blocking(so, 1) != 0) {
-        snprintf(err, errlen, "usrsctp_set_non_blocking: %s", strerror(errno));
-    } else if (bsctp_stack_set_options(st, so, err, errlen) == 0) {
-        return so;
-    }
-    usrsctp_close(so);
-    return NULL;
-}
-
-/* A one-to-one socket to connect to link: on an SCTP port of its own
- * (usrsctp_bindx refuses the listener's even with SCTP_REUSE_PORT, and
- * two associations on the same ports could not be told apart), every
- * selected address, the peer's encapsulation port. The peer finds our
- * link from that UDP port (bsctp_inet_accepted_link). */
-struct socket *bsctp_inet_o2o_socket(bsctp_stack_t *st, uint32_t link)
+/* A socket to connect to link on an association of its own: on an SCTP
+ * port of its own (usrsctp_bindx refuses the listener's even with
+ * SCTP_REUSE_PORT, and two associations on the same ports could not be
+ * told apart), every selected address, the peer's encapsulation port.
+ * The peer finds our link from that UDP port (inet_accepted_link). */
+static struct socket *inet_socket_for_link(bsctp_stack_t *st, uint32_t link)
 {
     char err[256];
-    struct socket *so = new_socket(st, err, sizeof(err));
+    struct socket *so = bsctp_core_socket(st, st->inet_family, err, sizeof(err));
     if (so == NULL) {
         return NULL;
     }
@@ -409,8 +397,8 @@ struct socket *bsctp_inet_o2o_socket(bsctp_stack_t *st, uint32_t link)
     return NULL;
 }
 
-int bsctp_inet_accepted_link(bsctp_stack_t *st, struct socket *so, const struct sockaddr *from,
-                            socklen_t len)
+static int inet_accepted_link(bsctp_stack_t *st, struct socket *so, const struct sockaddr *from,
+                              socklen_t len)
 {
     /* Our ranks' UDP port is their listener's SCTP port: the peer's UDP
      * port, with its address, names its link whichever SCTP port its
@@ -433,45 +421,31 @@ int bsctp_inet_accepted_link(bsctp_stack_t *st, struct socket *so, const struct 
     } else {
         ((struct sockaddr_in6 *) &peer)->sin6_port = enc.sue_port;
     }
-    return bsctp_inet_link_of_sockaddr(st, (struct sockaddr *) &peer, len, true);
+    return inet_link_of_sockaddr(st, (struct sockaddr *) &peer, len, true);
 }
 
-int bsctp_inet_open(bsctp_stack_t *st, char *err, size_t errlen)
+static void inet_close(bsctp_stack_t *st);
+
+static int inet_open(bsctp_stack_t *st, int backlog, bool port_is_identity, char *err,
+                     size_t errlen)
 {
     const bsctp_stack_config_t *c = &st->cfg;
     bool need4 = false, need6 = false;
     uint32_t pmtu = 65536;
     for (size_t i = 0; i < c->num_ifaces; i++) {
-        const ebtl_if_t *ifa = &c->ifaces[i];
-        bool v4 = ifa->family == AF_INET;
+        bool v4 = c->ifaces[i].family == AF_INET;
         need4 |= v4;
         need6 |= !v4;
-        unsigned mtu = bsctp_stack_addr_mtu(st, i);
+        unsigned mtu = inet_addr_mtu(st, i);
         unsigned over = v4 ? V4_OVERHEAD : V6_OVERHEAD;
         mtu = mtu > over + 1200 ? mtu - over : 1200;
         if (mtu < pmtu) {
             pmtu = mtu;
         }
     }
-    if (c->num_ifaces == 0) {
-        snprintf(err, errlen, "no local address");
-        return -1;
-    }
-    if (pmtu > MAX_PMTU) {
-        pmtu = MAX_PMTU;
-    }
-    if (st->cfg.pmtu == 0 || st->cfg.pmtu > pmtu) {
-        st->cfg.pmtu = pmtu;
-    }
-    st->cfg.pmtu &= ~3u;
-    st->rxbuf_size = c->max_msg;
-    st->rxbuf = malloc(st->rxbuf_size);
-    if (st->rxbuf == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    bsctp_core_clamp_pmtu(st, pmtu > MAX_PMTU ? MAX_PMTU : pmtu);
     if (inet_stacks == 0 && start_usrsctp(need4, need6, err, errlen) != 0) {
-        goto fail;
+        return -1;
     }
     inet_stacks++;
     /* usrsctp owns the packets here: btl_sctp_crc32c 1 leaves its own
@@ -480,21 +454,21 @@ int bsctp_inet_open(bsctp_stack_t *st, char *err, size_t errlen)
         usrsctp_enable_crc32c_offload();
     }
     st->inet_family = need6 ? AF_INET6 : AF_INET;
-    st->so = new_socket(st, err, errlen);
+    st->so = bsctp_core_socket(st, st->inet_family, err, errlen);
     if (st->so == NULL) {
-        goto fail_stack;
+        goto fail;
     }
     /* Every selected address, so that a peer can reach us on each
      * (multihoming); the SCTP port numbered as our UDP port, or any when a
      * second stack of this process has it (tests). */
     int rc = bind_all(st, st->so, udp_port);
-    if (rc == EADDRINUSE && c->one_to_one) {
-        /* A peer finds our one-to-one associations by our UDP port. */
+    if (rc == EADDRINUSE && port_is_identity) {
+        /* A peer tells our associations apart by our UDP port. */
         snprintf(err, errlen, "style one-to-one in mode inet needs SCTP port %u (the UDP "
                  "encapsulation port) on every address, and another stack of this process "
                  "holds it on one of them: select interfaces with distinct addresses",
                  udp_port);
-        goto fail_stack;
+        goto fail;
     }
     if (rc == EADDRINUSE) {
         rc = bind_all(st, st->so, 0);
@@ -503,199 +477,79 @@ int bsctp_inet_open(bsctp_stack_t *st, char *err, size_t errlen)
     if (rc != 0 || st->cfg.sctp_port == 0) {
         snprintf(err, errlen, "usrsctp_bindx of %zu address(es): %s", c->num_ifaces,
                  strerror(rc ? rc : EADDRNOTAVAIL));
-        goto fail_stack;
+        goto fail;
     }
-    if (usrsctp_listen(st->so, c->one_to_one ? 128 : 1) != 0) {
+    if (usrsctp_listen(st->so, backlog) != 0) {
         snprintf(err, errlen, "usrsctp_listen: %s", strerror(errno));
-        goto fail_stack;
-    }
-    if (c->one_to_one && bsctp_o2o_init(st, err, errlen) != 0) {
-        goto fail_stack;
+        goto fail;
     }
     return 0;
-
-fail_stack:
-    if (st->so != NULL) {
-        usrsctp_close(st->so);
-        st->so = NULL;
-    }
-    if (--inet_stacks == 0) {
-        stop_usrsctp();
-    }
 fail:
-    free(st->rxbuf);
-    st->rxbuf = NULL;
+    inet_close(st);
     return -1;
 }
 
-/* ---------------------------------------------------------- input */
+/* ---------------------------------------------------------- progress */
 
-/* How often the stall watch looks, and the least time it waits. */
-#define WATCH_PERIOD_NS (500u * 1000000u)
-#define STALL_MIN_MS 10000u
-
-/* usrsctp 0.9.5's threads can lose an association's retransmission (T3)
- * timer: a timer expiry that marks nothing for retransmission (the RTO
- * estimate above RTO.max) relies on a count of running timers that a race
- * between its threads leaves too high, so the timer is not started again.
- * Seen under loss: unacknowledged chunks never retransmitted, heartbeats
- * keeping the association up, the job hung. A link whose unacknowledged
- * chunks and queued bytes stay the same while no T3 timer of the process
- * expires and nothing is retransmitted, for STALL_MIN_MS (or 3 RTO.max),
- * has stalled: its peer is declared lost, so the job ends with a message.
- * A peer that only stopped reading keeps T3 running (window probes). */
-bool bsctp_inet_link_stalled(bsctp_link_t *l, uint64_t now_ns, bool have, uint32_t unacked,
-                            uint32_t queued, bool timers_ran, uint64_t stall_ns)
+static int inet_poll(bsctp_stack_t *st)
 {
-    if (!have || unacked == 0 || timers_ran || unacked != l->watch_unacked
-        || queued != l->watch_queued) {
-        l->watch_unacked = have ? unacked : 0;
-        l->watch_queued = have ? queued : 0;
-        l->watch_since_ns = now_ns;
-        return false;
-    }
-    return now_ns - l->watch_since_ns >= stall_ns;
+    (void) st;
+    return 0;   /* usrsctp's threads read the UDP socket and run the timers */
 }
 
-static void watch_stalls(bsctp_stack_t *st)
+static void inet_idle(bsctp_stack_t *st)
 {
-    uint64_t now = ebtl_dgram_now_ns();
-    if (now - st->watch_ns < WATCH_PERIOD_NS) {
-        return;
-    }
-    st->watch_ns = now;
-    struct sctpstat u;
-    usrsctp_get_stat(&u);
-    uint64_t t3 = (uint64_t) u.sctps_timodata + u.sctps_sendretransdata;
-    bool timers_ran = t3 != st->watch_t3;
-    st->watch_t3 = t3;
-    uint64_t stall_ms = 3u * (uint64_t) st->cfg.rto_max_ms;
-    if (stall_ms < STALL_MIN_MS) {
-        stall_ms = STALL_MIN_MS;
-    }
-    for (uint32_t i = 0; i < st->num_links; i++) {
-        bsctp_link_t *l = &st->links[i];
-        uint32_t unacked = 0, queued = 0;
-        if (!l->in_use || l->failed) {
-            continue;
-        }
-        bool have = bsctp_assoc_outstanding(st, i, &unacked, &queued);
-        if (bsctp_inet_link_stalled(l, now, have, unacked, queued, timers_ran,
-                                   stall_ms * 1000000u)) {
-            char why[256];
-            snprintf(why, sizeof(why), "has not acknowledged %u chunk(s) of ours for %llu s and "
-                     "usrsctp no longer retransmits them (a race in its threads: mode inet "
-                     "only; btl_sctp_mode conn does not have it)", unacked,
-                     (unsigned long long) (stall_ms / 1000u));
-            bsctp_assoc_fail(st, i, why);
-        }
-    }
+    (void) st;
+    /* Nothing yet: what we wait for is work for usrsctp's threads, which
+     * compete with busy-polling ranks for the cores (8-byte half round
+     * trip on 2 cores, 2 ranks: ~300 us without, ~45 with). */
+    sched_yield();
 }
 
-int bsctp_inet_poll(bsctp_stack_t *st)
+static void inet_pump(bsctp_stack_t *st)
 {
-    uint64_t before = st->stats.rx_msgs;
-    if (st->cfg.one_to_one) {
-        bsctp_o2o_drain(st);
-    } else {
-        bsctp_assoc_drain(st);
-    }
-    watch_stalls(st);
-    int n = (int) (st->stats.rx_msgs - before);
-    if (n == 0) {
-        /* Nothing yet: what we wait for is work for usrsctp's threads,
-         * which compete with busy-polling ranks for the cores (8-byte
-         * half round trip on 2 cores, 2 ranks: ~300 us without, ~45 with). */
-        sched_yield();
-    }
-    return n;
+    (void) st;
+    sleep_ms(1);   /* the peers' threads answer even outside MPI */
 }
 
-/* ---------------------------------------------------------- close */
-
-static bool any_association(const bsctp_stack_t *st)
+static void inet_close(bsctp_stack_t *st)
 {
-    for (uint32_t i = 0; i < st->num_links; i++) {
-        if (st->links[i].assoc_id != 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Read notifications only (the associations ending); data that still
- * arrives is for a process that is finalizing, and dropped. */
-static void read_notifications(bsctp_stack_t *st)
-{
-    for (;;) {
-        struct sockaddr_storage from;
-        socklen_t fromlen;
-        struct sctp_rcvinfo rcv;
-        bool has_info;
-        int flags;
-        long n = bsctp_assoc_recv(st, st->so, &from, &fromlen, &rcv, &has_info, &flags);
-        if (n < 0) {
-            return;
-        }
-        if (flags & MSG_NOTIFICATION) {
-            bsctp_assoc_notification(st, flags, st->rxbuf, (size_t) n);
-        }
-    }
-}
-
-/* One-to-one: shut every association down gracefully, reading until they
- * are gone (bounded), then close what is left with ABORT. */
-static void close_one_to_one(bsctp_stack_t *st)
-{
-    bsctp_o2o_shutdown(st);
-    uint64_t end = now_ms() + CLOSE_WAIT_MS;
-    bsctp_o2o_drain(st);
-    while (bsctp_o2o_live(st) > 0 && now_ms() < end) {
-        sleep_ms(1);
-        bsctp_o2o_drain(st);
-    }
-    bsctp_o2o_fini(st);
-}
-
-void bsctp_inet_close(bsctp_stack_t *st)
-{
-    st->closing = true;
-    if (st->o2o != NULL) {
-        close_one_to_one(st);
-    }
     if (st->so != NULL) {
-        /* Graceful first: queued data goes out, then SHUTDOWN; the peers
-         * (their stack threads answer even outside MPI) see a shutdown. */
-        for (uint32_t i = 0; i < st->num_links && !st->cfg.one_to_one; i++) {
-            if (st->links[i].assoc_id != 0) {
-                struct sctp_sndinfo info = {.snd_flags = SCTP_EOF,
-                                            .snd_assoc_id = st->links[i].assoc_id};
-                (void) usrsctp_sendv(st->so, NULL, 0, NULL, 0, &info, sizeof(info),
-                                     SCTP_SENDV_SNDINFO, 0);
-            }
-        }
-        uint64_t end = now_ms() + CLOSE_WAIT_MS;
-        read_notifications(st);
-        while (!st->cfg.one_to_one && any_association(st) && now_ms() < end) {
-            sleep_ms(1);
-            read_notifications(st);
-        }
         /* What is left (a peer that died, or never answered) is aborted:
          * close must not wait for its retransmissions to give up. */
         struct linger lg = {1, 0};
         (void) usrsctp_setsockopt(st->so, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
         usrsctp_close(st->so);
         st->so = NULL;
+    }
+    if (st->inet_family != 0) {   /* this stack counted in inet_stacks */
+        st->inet_family = 0;
         if (--inet_stacks == 0) {
             stop_usrsctp();
         }
     }
-    for (uint32_t i = 0; i < st->num_links; i++) {
-        bsctp_assoc_link_fini(st, &st->links[i]);
-    }
-    free(st->links);
-    st->links = NULL;
-    st->num_links = st->cap_links = 0;
-    free(st->rxbuf);
-    st->rxbuf = NULL;
 }
+
+const bsctp_mode_t bsctp_mode_inet = {
+    .name = "inet",
+    .takes_pieces = false,
+    .heartbeats = true,
+    .threads = true,
+    .room_from_input = false,
+    .btl_sockets = false,
+    .watch_stalls = true,
+    .open = inet_open,
+    .close = inet_close,
+    .poll = inet_poll,
+    .pump = inet_pump,
+    .idle = inet_idle,
+    .num_addrs = inet_num_addrs,
+    .udp_port = inet_udp_port,
+    .addr_mtu = inet_addr_mtu,
+    .link_added = NULL,
+    .peer_sockaddr = inet_peer_sockaddr,
+    .prepare_send = inet_prepare_send,
+    .link_of_sockaddr = inet_link_of_sockaddr,
+    .socket_for_link = inet_socket_for_link,
+    .accepted_link = inet_accepted_link,
+};

@@ -1,7 +1,7 @@
 /*
- * btl sctp module (conn mode): one-to-many, one module and one SCTP socket
- * for all peers; one-to-one, a module per local address, each with its own
- * stack and a socket per peer (btl_sctp_one2one.c), which the BML stripes. The functions ob1 calls (add_procs, alloc, free,
+ * btl sctp module: one module and one stack for all peers, or (a style
+ * with a module per interface: one-to-one) one per local interface, which
+ * the BML stripes. The functions ob1 calls (add_procs, alloc, free,
  * prepare_src, send, sendi, finalize), the transport's callbacks into ob1
  * (deliver, peer lost, a peer that introduced itself), and progress.
  * usrsctp_sendv copies, so every send completes at once unless the socket's
@@ -12,7 +12,6 @@
 #include "btl_sctp.h"
 #include "btl_sctp_endpoint.h"
 #include "btl_sctp_frag.h"
-#include "btl_sctp_one2one.h"
 
 #include <errno.h>
 #include <string.h>
@@ -214,11 +213,9 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t
         .job_key = ((uint64_t) (me.jobid >> 16) * 0x9E3779B97F4A7C15ull) ^ 0x534354505f4b4559ull,
         .crc32c = c->crc32c != 0,
         .stream_map = c->stream_map != 0,
-        .inet = c->mode == BSCTP_MODE_INET,
-        /* Only inet mode's stack threads answer heartbeats while the
-         * process computes outside MPI. */
-        .heartbeat_ms = c->mode == BSCTP_MODE_INET ? (uint32_t) c->heartbeat_ms : 0,
-        .one_to_one = c->style == BSCTP_STYLE_ONE_TO_ONE,
+        .mode = c->mode,
+        .style = c->style,
+        .heartbeat_ms = (uint32_t) c->heartbeat_ms,   /* where the mode has heartbeats */
     };
     static const bsctp_stack_ops_t ops = {on_deliver, on_peer_failed, on_identify};
     char err[512];
@@ -238,8 +235,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t
     }
     EBTL_VERBOSE(1, "btl sctp: %s mode, %s, %zu address(es), UDP port %u, SCTP port %u, "
                 "path MTU %u, largest fragment %zu, RTO %d/%d/%d ms, heartbeat %u ms, CRC32c %s",
-                c->mode == BSCTP_MODE_INET ? "inet" : "conn",
-                cfg.one_to_one ? "one-to-one" : "one-to-many", bsctp_stack_num_addrs(&m->stack),
+                c->mode->name, c->style->name, bsctp_stack_num_addrs(&m->stack),
                 bsctp_stack_udp_port(&m->stack, 0), m->stack.cfg.sctp_port, m->stack.cfg.pmtu,
                 b->btl_max_send_size, c->rto_min_ms, c->rto_init_ms, c->rto_max_ms,
                 m->stack.cfg.heartbeat_ms, c->crc32c ? "on" : "off");
@@ -346,22 +342,21 @@ static void report_streams(mca_btl_sctp_module_t *m)
                 (unsigned long long) s->ident_extra);
 }
 
-/* One-to-one: what this module (interface) carried, and its sockets. */
-static void report_one_to_one(mca_btl_sctp_module_t *m)
+/* What this module carried, with the style's own counters (one-to-one:
+ * its sockets, per interface). */
+static void report_style(mca_btl_sctp_module_t *m)
 {
-    const bsctp_o2o_t *o = m->stack.o2o;
-    if (mca_btl_sctp_component.verbose < 1 || o == NULL) {
+    char own[256];
+    m->stack.style->describe(&m->stack, own, sizeof(own));
+    if (mca_btl_sctp_component.verbose < 1 || own[0] == '\0') {
         return;
     }
     opal_output(0, "btl sctp module rank %u interface %s: tx_msgs=%llu tx_bytes=%llu rx_msgs=%llu "
-                "rx_bytes=%llu connects=%llu accepts=%llu elections=%llu dropped=%llu "
-                "upcalls=%llu", (unsigned) OPAL_PROC_MY_NAME.vpid, m->ifaces[0].name,
+                "rx_bytes=%llu%s", (unsigned) OPAL_PROC_MY_NAME.vpid, m->ifaces[0].name,
                 (unsigned long long) m->stack.stats.tx_msgs,
                 (unsigned long long) m->stack.stats.tx_bytes,
                 (unsigned long long) m->stack.stats.rx_msgs,
-                (unsigned long long) m->stack.stats.rx_bytes, (unsigned long long) o->stats.connects,
-                (unsigned long long) o->stats.accepts, (unsigned long long) o->stats.elections,
-                (unsigned long long) o->stats.dropped, (unsigned long long) o->stats.upcalls);
+                (unsigned long long) m->stack.stats.rx_bytes, own);
 }
 
 static int bsctp_finalize(struct mca_btl_base_module_t *btl)
@@ -369,7 +364,7 @@ static int bsctp_finalize(struct mca_btl_base_module_t *btl)
     mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
     bsctp_stats_report(m);
     report_streams(m);
-    report_one_to_one(m);
+    report_style(m);
     if (m->stack_open) {
         bsctp_stack_close(&m->stack);
         m->stack_open = false;
@@ -573,7 +568,7 @@ static void flush_pending(mca_btl_sctp_module_t *m)
      * be refused again, and visiting each costs a cache miss (2-3 % of a
      * streaming sender's time). A pass every millisecond regardless. */
     const bsctp_stack_t *st = &m->stack;
-    if (!st->cfg.inet && st->input_datagrams == m->flush_input
+    if (st->mode->room_from_input && st->input_datagrams == m->flush_input
         && st->polled_ns - m->flush_ns < FLUSH_AT_LEAST_NS) {
         return;
     }
@@ -696,8 +691,7 @@ int mca_btl_sctp_progress(void)
             continue;
         }
         BSCTP_LOCK(m);
-        n += bsctp_stack_poll(&m->stack);
-        bsctp_assoc_send_rests(&m->stack);
+        n += bsctp_stack_poll(&m->stack);   /* the ends of messages the links hold too */
         flush_pending(m);
         BSCTP_UNLOCK(m);
     }

@@ -15,8 +15,12 @@
  *    for the peer's own (o2o_await) instead of connecting again.
  * So no message is ever sent on a losing association, and per-link state
  * in btl_sctp_assoc.c (identification, reassembly) sees one association.
+ *
+ * Sockets are read only when usrsctp's upcall (run on our thread inside
+ * usrsctp_conninput / usrsctp_handle_timers in conn mode) marked them
+ * readable; with usrsctp's threads (inet mode) every socket is read.
  */
-#include "btl_sctp_one2one.h"
+#include "btl_sctp_style.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -28,6 +32,48 @@
 
 #include "btl_sctp_hdr.h"
 
+enum bsctp_o2o_state {
+    BSCTP_O2O_CONNECTING,   /* connect sent, no COMM_UP yet */
+    BSCTP_O2O_UP,           /* established */
+    BSCTP_O2O_SHUTTING,     /* lost an election or closing: read and drop until gone */
+    BSCTP_O2O_DEAD          /* gone: closed and freed by the next sweep */
+};
+
+typedef struct bsctp_o2o_sock {
+    struct bsctp_o2o_sock *next_ready;
+    bsctp_stack_t *st;
+    struct socket *so;
+    uint32_t link;         /* which link (peer) its association reaches */
+    uint32_t id;           /* our association id for btl_sctp_assoc.c (usrsctp's
+                              repeat across one-to-one sockets) */
+    enum bsctp_o2o_state state;
+    bool outbound;         /* we connected it */
+    bool ready;            /* on the ready list */
+    bool abort;            /* close with ABORT, not SHUTDOWN */
+    bool shut_on_up;       /* lost an election while connecting */
+    uint64_t shut_ns;      /* when it started shutting down */
+} bsctp_o2o_sock_t;
+
+typedef struct bsctp_o2o_stats {
+    uint64_t upcalls;      /* readable marks from usrsctp */
+    uint64_t connects, accepts;
+    uint64_t elections;    /* second associations with a peer, shut down */
+    uint64_t dropped;      /* messages read on an association not in use, dropped */
+    uint64_t refused;      /* accepted associations naming no link of this stack */
+} bsctp_o2o_stats_t;
+
+/* The style's own state (st->style_state). */
+typedef struct bsctp_style_state {
+    bsctp_o2o_sock_t **socks;
+    size_t num_socks, cap_socks;
+    bsctp_o2o_sock_t *ready;   /* readable sockets, newest first */
+    bool listen_ready;        /* the listener may have associations to accept */
+    bool ident_owed;          /* an identification that confirms an association failed to go */
+    uint32_t next_id;
+    uint64_t wakeups_seen;    /* inet mode: the upcall counter at the last drain */
+    bsctp_o2o_stats_t stats;
+} bsctp_o2o_t;
+
 /* How long a losing association may take to shut down before it is aborted. */
 #define LOSER_LINGER_NS (10ull * 1000000000ull)
 /* Our association ids start here (usrsctp's restart at 1 on each socket). */
@@ -37,7 +83,7 @@
 
 static void mark_ready(bsctp_o2o_sock_t *s)
 {
-    bsctp_o2o_t *o = s->st->o2o;
+    bsctp_o2o_t *o = s->st->style_state;
     if (!s->ready && o != NULL) {
         s->ready = true;
         s->next_ready = o->ready;
@@ -53,7 +99,7 @@ static void on_upcall(struct socket *so, void *arg, int flags)
     bsctp_o2o_sock_t *s = arg;
     (void) so;
     (void) flags;
-    s->st->o2o->stats.upcalls++;
+    s->st->style_state->stats.upcalls++;
     mark_ready(s);
 }
 
@@ -74,7 +120,7 @@ static void on_inet_upcall(struct socket *so, void *arg, int flags)
 static void set_upcall(bsctp_stack_t *st, struct socket *so,
                        void (*fn)(struct socket *, void *, int), void *arg)
 {
-    (void) usrsctp_set_upcall(so, st->cfg.inet ? on_inet_upcall : fn, arg);
+    (void) usrsctp_set_upcall(so, st->mode->threads ? on_inet_upcall : fn, arg);
 }
 
 static void on_listen_upcall(struct socket *so, void *arg, int flags)
@@ -82,13 +128,13 @@ static void on_listen_upcall(struct socket *so, void *arg, int flags)
     bsctp_stack_t *st = arg;
     (void) so;
     (void) flags;
-    st->o2o->stats.upcalls++;
-    st->o2o->listen_ready = true;
+    st->style_state->stats.upcalls++;
+    st->style_state->listen_ready = true;
 }
 
 static bsctp_o2o_sock_t *sock_new(bsctp_stack_t *st, struct socket *so, uint32_t link, bool outbound)
 {
-    bsctp_o2o_t *o = st->o2o;
+    bsctp_o2o_t *o = st->style_state;
     if (o->num_socks == o->cap_socks) {
         size_t cap = o->cap_socks ? o->cap_socks * 2 : 16;
         bsctp_o2o_sock_t **n = realloc(o->socks, cap * sizeof(*n));
@@ -135,7 +181,7 @@ static void unlink_ready(bsctp_o2o_t *o, bsctp_o2o_sock_t *s)
  * upcall touches nothing of ours and may run for ever. */
 static void stop_upcalls(const bsctp_stack_t *st, struct socket *so)
 {
-    if (!st->cfg.inet) {
+    if (!st->mode->threads) {
         usrsctp_set_upcall(so, NULL, NULL);
     }
 }
@@ -154,7 +200,7 @@ static void close_so(const bsctp_stack_t *st, struct socket *so, bool abort)
  * that take too long. Only outside any read loop. */
 static void sweep(bsctp_stack_t *st)
 {
-    bsctp_o2o_t *o = st->o2o;
+    bsctp_o2o_t *o = st->style_state;
     uint64_t now = ebtl_dgram_now_ns();
     size_t i = 0;
     while (i < o->num_socks) {
@@ -219,11 +265,9 @@ static void link_use(bsctp_stack_t *st, bsctp_link_t *l, bsctp_o2o_sock_t *s)
     bsctp_o2o_sock_t *old = l->o2o;
     l->o2o = s;
     l->o2o_await = false;
-    bsctp_assoc_link_fini(st, l);   /* reassembly, streams, identification per stream */
-    l->assoc_id = s->id;
-    l->ident_tx = l->ident_rx = false;
+    st->rx.new_association(st, s->link, s->id);
     if (old != NULL && old != s) {
-        st->o2o->stats.elections++;
+        st->style_state->stats.elections++;
         shut(old);
     }
 }
@@ -233,7 +277,7 @@ static void link_use(bsctp_stack_t *st, bsctp_link_t *l, bsctp_o2o_sock_t *s)
 static bsctp_o2o_sock_t *connect_link(bsctp_stack_t *st, uint32_t link)
 {
     bsctp_link_t *l = &st->links[link];
-    struct socket *so = bsctp_stack_o2o_socket(st, link);
+    struct socket *so = st->mode->socket_for_link(st, link);
     if (so == NULL) {
         return NULL;
     }
@@ -246,7 +290,7 @@ static bsctp_o2o_sock_t *connect_link(bsctp_stack_t *st, uint32_t link)
     link_use(st, l, s);
     struct sockaddr_storage to;
     socklen_t tolen;
-    bsctp_stack_peer_sockaddr(st, link, &to, &tolen);
+    st->mode->peer_sockaddr(st, link, &to, &tolen);
     if (usrsctp_connect(so, (struct sockaddr *) &to, tolen) != 0 && errno != EINPROGRESS) {
         int e = errno;
         s->state = BSCTP_O2O_DEAD;
@@ -256,7 +300,7 @@ static bsctp_o2o_sock_t *connect_link(bsctp_stack_t *st, uint32_t link)
         errno = e;
         return NULL;
     }
-    st->o2o->stats.connects++;
+    st->style_state->stats.connects++;
     return s;
 }
 
@@ -267,8 +311,8 @@ static bool association_gone(int e)
     return e == ECONNRESET || e == EPIPE || e == ENOTCONN || e == ENOENT;
 }
 
-long bsctp_o2o_sendv(bsctp_stack_t *st, uint32_t link, const void *data, size_t len,
-                    struct sctp_sndinfo *info)
+static long o2o_send(bsctp_stack_t *st, uint32_t link, const void *data, size_t len,
+                     struct sctp_sndinfo *info)
 {
     bsctp_link_t *l = &st->links[link];
     bsctp_o2o_sock_t *s = l->o2o;
@@ -298,7 +342,7 @@ long bsctp_o2o_sendv(bsctp_stack_t *st, uint32_t link, const void *data, size_t 
     return r;
 }
 
-void bsctp_o2o_abort(bsctp_stack_t *st, bsctp_link_t *l)
+static void o2o_abort(bsctp_stack_t *st, bsctp_link_t *l)
 {
     (void) st;
     bsctp_o2o_sock_t *s = l->o2o;
@@ -309,10 +353,15 @@ void bsctp_o2o_abort(bsctp_stack_t *st, bsctp_link_t *l)
     }
 }
 
-struct socket *bsctp_o2o_link_socket(const bsctp_link_t *l)
+/* The socket of a link's association once it is up (its id for usrsctp: 0). */
+static bool o2o_assoc_socket(const bsctp_stack_t *st, const bsctp_link_t *l, struct socket **so,
+                             uint32_t *assoc_id)
 {
     const bsctp_o2o_sock_t *s = l->o2o;
-    return s != NULL && s->state == BSCTP_O2O_UP ? s->so : NULL;
+    (void) st;
+    *so = s != NULL && s->state == BSCTP_O2O_UP ? s->so : NULL;
+    *assoc_id = 0;
+    return *so != NULL;
 }
 
 /* ---------------------------------------------------------- receive */
@@ -329,7 +378,7 @@ static void forward_assoc_change(bsctp_stack_t *st, bsctp_o2o_sock_t *s, uint16_
     ac.sac_outbound_streams = out_streams;
     ac.sac_inbound_streams = out_streams;
     ac.sac_assoc_id = (sctp_assoc_t) s->id;
-    bsctp_assoc_notification(st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &ac, sizeof(ac));
+    st->rx.notification(st, MSG_EOR | MSG_NOTIFICATION, (const uint8_t *) &ac, sizeof(ac));
 }
 
 /* The socket's association ended (how: an SCTP_ASSOC_CHANGE state). */
@@ -405,7 +454,7 @@ static void sock_notification(bsctp_stack_t *st, bsctp_o2o_sock_t *s, int flags,
     case SCTP_PARTIAL_DELIVERY_EVENT:
         if (active && n >= sizeof(struct sctp_pdapi_event)) {
             nt.sn_pdapi_event.pdapi_assoc_id = (sctp_assoc_t) s->id;
-            bsctp_assoc_notification(st, flags, (const uint8_t *) &nt, sizeof(nt.sn_pdapi_event));
+            st->rx.notification(st, flags, (const uint8_t *) &nt, sizeof(nt.sn_pdapi_event));
         }
         break;
     default:
@@ -422,7 +471,7 @@ static void read_sock(bsctp_stack_t *st, bsctp_o2o_sock_t *s)
         struct sctp_rcvinfo rcv;
         bool has_info;
         int flags;
-        long n = bsctp_assoc_recv(st, s->so, &from, &fromlen, &rcv, &has_info, &flags);
+        long n = bsctp_core_recv(st, s->so, &from, &fromlen, &rcv, &has_info, &flags);
         if (n < 0) {
             if (s->state != BSCTP_O2O_CONNECTING && association_gone(errno)) {
                 /* Gone and no notification left to say how: lost, so
@@ -440,21 +489,21 @@ static void read_sock(bsctp_stack_t *st, bsctp_o2o_sock_t *s)
             break;
         }
         if (st->links[s->link].o2o != s || s->state != BSCTP_O2O_UP || st->closing) {
-            st->o2o->stats.dropped++;   /* an election's loser, or finalize */
+            st->style_state->stats.dropped++;   /* an election's loser, or finalize */
             continue;
         }
         if (!has_info) {
             st->stats.rx_bad++;
             continue;
         }
-        bsctp_assoc_input(st, s->link, s->id, rcv.rcv_sid, flags, st->rxbuf, (size_t) n);
+        st->rx.message(st, s->link, s->id, rcv.rcv_sid, flags, st->rxbuf, (size_t) n);
         bsctp_link_t *l = &st->links[s->link];
         if (l->o2o == s && l->ident_rx && !l->ident_tx) {
             /* An association the peer made and identified: answer with
              * ours, which confirms it to a higher peer waiting for it
              * (strangers hear nothing from us before that). */
-            if (bsctp_assoc_ident(st, s->link) != 0) {
-                st->o2o->ident_owed = true;   /* the peer waits: retry from the drain */
+            if (st->rx.identify(st, s->link) != 0) {
+                st->style_state->ident_owed = true;   /* the peer waits: retry from the drain */
             }
         }
     }
@@ -475,14 +524,14 @@ static void adopt_or_refuse(bsctp_stack_t *st, bsctp_o2o_sock_t *s)
             l->out_streams = status.sstat_outstrms;   /* its COMM_UP repeats it */
         }
     } else {
-        st->o2o->stats.elections++;
+        st->style_state->stats.elections++;
         shut(s);
     }
 }
 
 static void accept_all(bsctp_stack_t *st)
 {
-    bsctp_o2o_t *o = st->o2o;
+    bsctp_o2o_t *o = st->style_state;
     o->listen_ready = false;
     for (;;) {
         struct sockaddr_storage from;
@@ -494,7 +543,7 @@ static void accept_all(bsctp_stack_t *st)
         }
         /* conn: the link its datagrams came from; inet: its address and
          * UDP port (a stranger link until it identifies itself). */
-        int link = bsctp_stack_accepted_link(st, so, (struct sockaddr *) &from, fromlen);
+        int link = st->mode->accepted_link(st, so, (struct sockaddr *) &from, fromlen);
         bsctp_o2o_sock_t *s = NULL;
         if (link < 0 || usrsctp_set_non_blocking(so, 1) != 0
             || (s = sock_new(st, so, (uint32_t) link, false)) == NULL) {
@@ -506,19 +555,19 @@ static void accept_all(bsctp_stack_t *st)
         /* Not all of the listener's settings reach the accepted socket
          * (its latency showed Nagle's wait): set them again. */
         char err[256];
-        (void) bsctp_stack_set_options(st, so, err, sizeof(err));
+        (void) bsctp_core_set_options(st, so, err, sizeof(err));
         adopt_or_refuse(st, s);
     }
 }
 
-void bsctp_o2o_drain(bsctp_stack_t *st)
+static void o2o_drain(bsctp_stack_t *st)
 {
-    bsctp_o2o_t *o = st->o2o;
+    bsctp_o2o_t *o = st->style_state;
     if (o == NULL || st->draining) {
         return;
     }
     st->draining = true;
-    if (st->cfg.inet) {
+    if (st->mode->threads) {
         uint64_t w = atomic_load_explicit(&inet_wakeups, memory_order_acquire);
         if (w != o->wakeups_seen) {
             o->stats.upcalls += w - o->wakeups_seen;   /* the process's, all stacks */
@@ -547,7 +596,7 @@ void bsctp_o2o_drain(bsctp_stack_t *st)
         for (size_t i = 0; i < o->num_socks; i++) {
             bsctp_link_t *l = &st->links[o->socks[i]->link];
             if (l->o2o == o->socks[i] && l->ident_rx && !l->ident_tx
-                && bsctp_assoc_ident(st, o->socks[i]->link) != 0) {
+                && st->rx.identify(st, o->socks[i]->link) != 0) {
                 o->ident_owed = true;
             }
         }
@@ -558,41 +607,52 @@ void bsctp_o2o_drain(bsctp_stack_t *st)
 
 /* ---------------------------------------------------- set-up, close */
 
-int bsctp_o2o_init(bsctp_stack_t *st, char *err, size_t errlen)
+static int o2o_init(bsctp_stack_t *st, char *err, size_t errlen)
 {
-    st->o2o = calloc(1, sizeof(*st->o2o));
-    if (st->o2o == NULL) {
+    bsctp_o2o_t *o = calloc(1, sizeof(*o));
+    if (o == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    st->o2o->next_id = FIRST_ID;
-    st->o2o->listen_ready = true;
-    if (usrsctp_set_upcall(st->so, st->cfg.inet ? on_inet_upcall : on_listen_upcall, st) != 0) {
+    o->next_id = FIRST_ID;
+    o->listen_ready = true;
+    st->style_state = o;
+    if (usrsctp_set_upcall(st->so, st->mode->threads ? on_inet_upcall : on_listen_upcall, st) != 0) {
         snprintf(err, errlen, "usrsctp_set_upcall: %s", strerror(errno));
         return -1;
     }
     return 0;
 }
 
-void bsctp_o2o_shutdown(bsctp_stack_t *st)
+static void o2o_shutdown(bsctp_stack_t *st)
 {
-    bsctp_o2o_t *o = st->o2o;
+    bsctp_o2o_t *o = st->style_state;
     if (st->so != NULL) {
         stop_upcalls(st, st->so);
     }
-    for (size_t i = 0; i < o->num_socks; i++) {
+    for (size_t i = 0; o != NULL && i < o->num_socks; i++) {
         shut(o->socks[i]);
     }
 }
 
-size_t bsctp_o2o_live(const bsctp_stack_t *st)
+/* Reading closes the sockets whose association is gone. */
+static void o2o_reap(bsctp_stack_t *st)
 {
-    return st->o2o != NULL ? st->o2o->num_socks : 0;
+    o2o_drain(st);
 }
 
-void bsctp_o2o_fini(bsctp_stack_t *st)
+static size_t o2o_live(const bsctp_stack_t *st)
 {
-    bsctp_o2o_t *o = st->o2o;
+    const bsctp_o2o_t *o = st->style_state;
+    return o != NULL ? o->num_socks : 0;
+}
+
+static void o2o_fini(bsctp_stack_t *st)
+{
+    bsctp_o2o_t *o = st->style_state;
+    if (o == NULL) {
+        return;
+    }
     for (size_t i = 0; i < o->num_socks; i++) {
         close_so(st, o->socks[i]->so, true);   /* not gone within the close wait */
         free(o->socks[i]);
@@ -602,5 +662,36 @@ void bsctp_o2o_fini(bsctp_stack_t *st)
     }
     free(o->socks);
     free(o);
-    st->o2o = NULL;
+    st->style_state = NULL;
 }
+
+static void o2o_describe(const bsctp_stack_t *st, char *buf, size_t len)
+{
+    const bsctp_o2o_t *o = st->style_state;
+    buf[0] = '\0';
+    if (o != NULL) {
+        snprintf(buf, len, " connects=%llu accepts=%llu elections=%llu dropped=%llu upcalls=%llu",
+                 (unsigned long long) o->stats.connects, (unsigned long long) o->stats.accepts,
+                 (unsigned long long) o->stats.elections, (unsigned long long) o->stats.dropped,
+                 (unsigned long long) o->stats.upcalls);
+    }
+}
+
+const bsctp_style_t bsctp_style_one_to_one = {
+    .name = "one-to-one",
+    .socket_type = SOCK_STREAM,
+    .backlog = 128,
+    .module_per_interface = true,
+    .port_is_identity = true,
+    .init = o2o_init,
+    .send = o2o_send,
+    .assoc_socket = o2o_assoc_socket,
+    .abort = o2o_abort,
+    .link_of_assoc = NULL,
+    .drain = o2o_drain,
+    .shutdown = o2o_shutdown,
+    .reap = o2o_reap,
+    .live = o2o_live,
+    .fini = o2o_fini,
+    .describe = o2o_describe,
+};

@@ -165,8 +165,8 @@ void mca_btl_sctp_dump_state(int fd)
     const mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
     unsigned rank = (unsigned) OPAL_PROC_MY_NAME.vpid;
     dprintf(fd, "btl sctp state rank %u: %zu module(s), mode %s, style %s\n", rank,
-            c->num_modules, c->mode == BSCTP_MODE_INET ? "inet" : "conn",
-            c->style == BSCTP_STYLE_ONE_TO_ONE ? "one-to-one" : "one-to-many");
+            c->num_modules, c->mode != NULL ? c->mode->name : "?",
+            c->style != NULL ? c->style->name : "?");
     for (size_t i = 0; i < c->num_modules && i < EBTL_MODEX_MAX_ADDRS; i++) {
         mca_btl_sctp_module_t *m = c->modules[i];
         if (m == NULL) {

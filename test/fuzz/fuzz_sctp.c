@@ -21,8 +21,10 @@
  * Checked besides the sanitizers: a fragment is delivered only to a link
  * that identified itself on its current association, to the endpoint of
  * that link, and never larger than the largest message less the header.
- * No socket is open (st->so is NULL): aborts are counted, not sent.
+ * No socket is open: a style of no socket stands in (aborts are counted,
+ * not sent).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +33,7 @@
 #include <usrsctp.h>
 
 #include "btl_sctp_hdr.h"
-#include "btl_sctp_stack.h"
+#include "btl_sctp_assoc.h"
 #include "btl_sctp_streams.h"
 
 #define NLINKS 3
@@ -51,35 +53,9 @@ static volatile uint8_t sink;
         }                                                                        \
     } while (0)
 
-/* The links are not reached through addresses here (no socket): the
- * addressing functions assoc.c uses name nothing. */
-void bsctp_stack_peer_sockaddr(const bsctp_stack_t *st, uint32_t link, struct sockaddr_storage *ss,
-                              socklen_t *len)
-{
-    (void) st;
-    (void) link;
-    memset(ss, 0, sizeof(*ss));
-    *len = 0;
-}
-
-void bsctp_stack_prepare_send(bsctp_stack_t *st, uint32_t link)
-{
-    (void) st;
-    (void) link;
-}
-
-int bsctp_stack_link_of_sockaddr(bsctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
-                                bool create)
-{
-    (void) st;
-    (void) sa;
-    (void) len;
-    (void) create;
-    return -1;
-}
-
-/* The one-to-many style only: its one-to-one hooks are never reached. */
-long bsctp_o2o_sendv(bsctp_stack_t *st, uint32_t link, const void *data, size_t len,
+/* No socket: the style the association layer calls sends nothing and
+ * knows no association, and an abort is only counted (by assoc.c). */
+static long no_send(bsctp_stack_t *st, uint32_t link, const void *data, size_t len,
                     struct sctp_sndinfo *info)
 {
     (void) st;
@@ -87,20 +63,34 @@ long bsctp_o2o_sendv(bsctp_stack_t *st, uint32_t link, const void *data, size_t 
     (void) data;
     (void) len;
     (void) info;
+    errno = EAGAIN;
     return -1;
 }
 
-void bsctp_o2o_abort(bsctp_stack_t *st, bsctp_link_t *l)
+static bool no_assoc_socket(const bsctp_stack_t *st, const bsctp_link_t *l, struct socket **so,
+                            uint32_t *assoc_id)
+{
+    (void) st;
+    (void) l;
+    *so = NULL;
+    *assoc_id = 0;
+    return false;
+}
+
+static void no_abort(bsctp_stack_t *st, bsctp_link_t *l)
 {
     (void) st;
     (void) l;
 }
 
-struct socket *bsctp_o2o_link_socket(const bsctp_link_t *l)
-{
-    (void) l;
-    return NULL;
-}
+static const bsctp_style_t no_socket_style = {
+    .name = "fuzz",
+    .send = no_send,
+    .assoc_socket = no_assoc_socket,
+    .abort = no_abort,
+};
+
+static const bsctp_mode_t no_socket_mode = {.name = "fuzz"};
 
 static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data, size_t len)
 {
@@ -230,6 +220,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     st.ops.peer_failed = on_peer_failed;
     st.ops.identify = on_identify;
     st.ctx = &st;
+    st.mode = &no_socket_mode;
+    st.style = &no_socket_style;
+    st.rx = bsctp_assoc_rx;
     st.links = links;
     st.num_links = st.cap_links = NLINKS;
     for (uint32_t i = 0; i < NLINKS; i++) {

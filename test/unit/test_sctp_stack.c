@@ -18,7 +18,6 @@
 #include <usrsctp.h>
 
 #include "../../btl_sctp/btl_sctp_hdr.h"
-#include "../../btl_sctp/btl_sctp_one2one.h"
 #include "../../btl_sctp/btl_sctp_stack.h"
 #include "unit.h"
 
@@ -162,9 +161,9 @@ static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t 
         .vpid = vpid,
         .job_key = key,
         .crc32c = crc32c,
-        .inet = TEST_INET,
-        .heartbeat_ms = TEST_INET ? 100 : 0,
-        .one_to_one = one_to_one,
+        .mode = TEST_INET ? &bsctp_mode_inet : &bsctp_mode_conn,
+        .style = one_to_one ? &bsctp_style_one_to_one : &bsctp_style_one_to_many,
+        .heartbeat_ms = 100,   /* where the mode has heartbeats (inet) */
     };
     char err[256] = "";
     if (bsctp_stack_open(&s->st, &cfg, &ops, s, err, sizeof(err)) != 0) {
@@ -559,6 +558,9 @@ static void pieces_interleave_across_streams(void)
     s.st.cfg.job_key = JOB_KEY;
     s.st.ops = ops;
     s.st.ctx = &s;
+    s.st.mode = &bsctp_mode_conn;
+    s.st.style = &bsctp_style_one_to_many;   /* no socket: an abort is only counted */
+    s.st.rx = bsctp_assoc_rx;
     s.st.links = &link;
     s.st.num_links = s.st.cap_links = 1;
     link.in_use = true;
@@ -679,18 +681,29 @@ static void crc32c_checked(void)
 /* Live usrsctp sockets of a one-to-one stack (listener not counted). */
 static size_t live_sockets(side_t *s)
 {
-    return s->st.o2o != NULL ? s->st.o2o->num_socks : 0;
+    return s->st.style->live(&s->st);
+}
+
+/* One of the style's own counters (its describe text, " name=value ..."). */
+static unsigned long long style_counter(side_t *s, const char *name)
+{
+    char text[512], key[64];
+    s->st.style->describe(&s->st, text, sizeof(text));
+    snprintf(key, sizeof(key), " %s=", name);
+    const char *p = strstr(text, key);
+    return p != NULL ? strtoull(p + strlen(key), NULL, 10) : 0;   /* missing: checks fail */
 }
 
 /* Our end of the association a link uses: its local and remote SCTP ports. */
 static bool link_ports(side_t *s, uint32_t link, uint16_t *local, uint16_t *remote)
 {
-    bsctp_o2o_sock_t *so = s->st.links[link].o2o;
+    struct socket *so;
+    uint32_t id;
     struct sockaddr *addrs = NULL;
-    if (so == NULL || so->state != BSCTP_O2O_UP) {
-        return false;
+    if (!s->st.style->assoc_socket(&s->st, &s->st.links[link], &so, &id)) {
+        return false;   /* none up */
     }
-    int n = usrsctp_getladdrs(so->so, 0, &addrs);
+    int n = usrsctp_getladdrs(so, id, &addrs);
     bool ok = n > 0 && addrs[0].sa_family == AF_CONN;
     if (ok) {
         *local = ntohs(((struct sockaddr_conn *) addrs)->sconn_port);
@@ -699,7 +712,7 @@ static bool link_ports(side_t *s, uint32_t link, uint16_t *local, uint16_t *remo
         usrsctp_freeladdrs(addrs);
     }
     addrs = NULL;
-    n = usrsctp_getpaddrs(so->so, 0, &addrs);
+    n = usrsctp_getpaddrs(so, id, &addrs);
     ok = ok && n > 0 && addrs[0].sa_family == AF_CONN;
     if (ok) {
         *remote = ntohs(((struct sockaddr_conn *) addrs)->sconn_port);
@@ -759,8 +772,8 @@ static void both_send_first_once(uint32_t vpid_a, uint32_t vpid_b, uint16_t port
     CHECK(a.received == count && b.received == count);   /* once each: no more, no fewer */
     CHECK(a.bad == 0 && b.bad == 0);
     CHECK(a.failed == 0 && b.failed == 0);
-    CHECK(a.st.o2o->stats.connects == 1 && b.st.o2o->stats.connects == 1);   /* both connected */
-    CHECK(a.st.o2o->stats.accepts == 1 && b.st.o2o->stats.accepts == 1);
+    CHECK(style_counter(&a, "connects") == 1 && style_counter(&b, "connects") == 1);   /* both connected */
+    CHECK(style_counter(&a, "accepts") == 1 && style_counter(&b, "accepts") == 1);
     CHECK(live_sockets(&a) == 1 && live_sockets(&b) == 1);   /* one association remains */
     uint16_t a_local = 0, a_remote = 0, b_local = 0, b_remote = 0;
     CHECK(link_ports(&a, (uint32_t) la, &a_local, &a_remote));
@@ -768,14 +781,14 @@ static void both_send_first_once(uint32_t vpid_a, uint32_t vpid_b, uint16_t port
     CHECK(a_local == b_remote && a_remote == b_local);   /* the same one at both ends */
     /* The lower side's connection won: its remote port is the listener's. */
     CHECK(vpid_a < vpid_b ? a_remote == port_b : b_remote == port_a);
-    CHECK(a.st.o2o->stats.upcalls > 0 && b.st.o2o->stats.upcalls > 0);
+    CHECK(style_counter(&a, "upcalls") > 0 && style_counter(&b, "upcalls") > 0);
     printf("    A vpid %u, B vpid %u: %u+%u messages; association A:%u <-> B:%u; elections A %llu "
            "B %llu; dropped A %llu B %llu; upcalls A %llu B %llu\n",
            vpid_a, vpid_b, (unsigned) b.received, (unsigned) a.received, a_local, b_local,
-           (unsigned long long) a.st.o2o->stats.elections,
-           (unsigned long long) b.st.o2o->stats.elections,
-           (unsigned long long) a.st.o2o->stats.dropped, (unsigned long long) b.st.o2o->stats.dropped,
-           (unsigned long long) a.st.o2o->stats.upcalls, (unsigned long long) b.st.o2o->stats.upcalls);
+           style_counter(&a, "elections"),
+           style_counter(&b, "elections"),
+           style_counter(&a, "dropped"), style_counter(&b, "dropped"),
+           style_counter(&a, "upcalls"), style_counter(&b, "upcalls"));
     free(buf);
     close_side(&a);
     close_side(&b);
@@ -813,30 +826,30 @@ static void stall_watch_decides(void)
     bsctp_link_t l;
 
     memset(&l, 0, sizeof(l));   /* the same data, untouched */
-    CHECK(!bsctp_inet_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
-    CHECK(!bsctp_inet_link_stalled(&l, 5 * S, true, 5, 1000, false, stall));
-    CHECK(!bsctp_inet_link_stalled(&l, 10 * S, true, 5, 1000, false, stall));
-    CHECK(bsctp_inet_link_stalled(&l, 11 * S, true, 5, 1000, false, stall));
+    CHECK(!bsctp_stack_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
+    CHECK(!bsctp_stack_link_stalled(&l, 5 * S, true, 5, 1000, false, stall));
+    CHECK(!bsctp_stack_link_stalled(&l, 10 * S, true, 5, 1000, false, stall));
+    CHECK(bsctp_stack_link_stalled(&l, 11 * S, true, 5, 1000, false, stall));
 
     memset(&l, 0, sizeof(l));   /* a T3 expiry somewhere starts the period again */
-    CHECK(!bsctp_inet_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
-    CHECK(!bsctp_inet_link_stalled(&l, 6 * S, true, 5, 1000, true, stall));
-    CHECK(!bsctp_inet_link_stalled(&l, 15 * S, true, 5, 1000, false, stall));
-    CHECK(bsctp_inet_link_stalled(&l, 16 * S, true, 5, 1000, false, stall));
+    CHECK(!bsctp_stack_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
+    CHECK(!bsctp_stack_link_stalled(&l, 6 * S, true, 5, 1000, true, stall));
+    CHECK(!bsctp_stack_link_stalled(&l, 15 * S, true, 5, 1000, false, stall));
+    CHECK(bsctp_stack_link_stalled(&l, 16 * S, true, 5, 1000, false, stall));
 
     memset(&l, 0, sizeof(l));   /* acknowledgements or newly queued bytes: moving */
-    CHECK(!bsctp_inet_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
-    CHECK(!bsctp_inet_link_stalled(&l, 9 * S, true, 4, 1000, false, stall));
-    CHECK(!bsctp_inet_link_stalled(&l, 18 * S, true, 4, 1200, false, stall));
-    CHECK(!bsctp_inet_link_stalled(&l, 27 * S, true, 4, 1200, false, stall));
-    CHECK(bsctp_inet_link_stalled(&l, 28 * S, true, 4, 1200, false, stall));
+    CHECK(!bsctp_stack_link_stalled(&l, 1 * S, true, 5, 1000, false, stall));
+    CHECK(!bsctp_stack_link_stalled(&l, 9 * S, true, 4, 1000, false, stall));
+    CHECK(!bsctp_stack_link_stalled(&l, 18 * S, true, 4, 1200, false, stall));
+    CHECK(!bsctp_stack_link_stalled(&l, 27 * S, true, 4, 1200, false, stall));
+    CHECK(bsctp_stack_link_stalled(&l, 28 * S, true, 4, 1200, false, stall));
 
     memset(&l, 0, sizeof(l));   /* nothing unacknowledged, or no association: never */
     for (uint64_t t = 1; t < 100; t += 7) {
-        CHECK(!bsctp_inet_link_stalled(&l, t * S, true, 0, 5000, false, stall));
+        CHECK(!bsctp_stack_link_stalled(&l, t * S, true, 0, 5000, false, stall));
     }
     for (uint64_t t = 100; t < 200; t += 7) {
-        CHECK(!bsctp_inet_link_stalled(&l, t * S, false, 0, 0, false, stall));
+        CHECK(!bsctp_stack_link_stalled(&l, t * S, false, 0, 0, false, stall));
     }
 }
 #endif

@@ -1,0 +1,439 @@
+/*
+ * Mode conn: usrsctp without threads, on AF_CONN, over the BTL's own UDP
+ * sockets (common/ebtl_dgram, test-only fault layer included). Every
+ * packet usrsctp emits leaves through conn_output on the caller's thread,
+ * every datagram we read goes in through usrsctp_conninput, and its timers
+ * advance only when a poll calls usrsctp_handle_timers. All of it happens
+ * inside progress.
+ */
+#include "btl_sctp_mode.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <usrsctp.h>
+
+#include "btl_sctp_mem.h"
+#include "ebtl_crc32c.h"
+
+/* Stacks one process may hold (MPI: one, or one per interface in the
+ * one-to-one style; tests: two). */
+#define MAX_STACKS 16
+/* Links created by unknown senders' INITs before we stop taking more. */
+#define MAX_STRANGERS 1024
+/* UDP batches read from one socket per pass at most. */
+#define RX_BATCHES_PER_PASS 4
+/* Bytes the path MTU given to usrsctp stays under the UDP payload limit:
+ * usrsctp 0.9.5 hands conn_output packets up to 12 bytes longer than the
+ * path MTU it was given (65516 for 65504, measured). */
+#define PMTU_MARGIN 32
+
+static bsctp_stack_t *stacks[MAX_STACKS];
+static int stacks_open;
+/* usrsctp's clock is the process's: every stack advances it from here, or
+ * with two stacks it would run twice as fast. */
+static uint64_t last_tick_ms;
+
+/* ------------------------------------------------------ AF_CONN addresses */
+
+/* instance+1 in the bits above 24, link+1 below: never NULL, and usrsctp
+ * only compares it and hands it back to conn_output. */
+static void *conn_addr(const bsctp_stack_t *st, uint32_t link)
+{
+    return (void *) (((uintptr_t) (st->instance + 1) << 24) | ((uintptr_t) link + 1));
+}
+
+/* The stack and link an AF_CONN address names, or NULL. */
+static bsctp_stack_t *stack_of_conn_addr(const void *addr, uint32_t *link)
+{
+    uintptr_t v = (uintptr_t) addr;
+    uintptr_t inst = (v >> 24) - 1, l = (v & 0xffffffu) - 1;
+    if (v == 0 || (v & 0xffffffu) == 0 || inst >= MAX_STACKS || stacks[inst] == NULL
+        || l >= stacks[inst]->num_links) {
+        return NULL;
+    }
+    *link = (uint32_t) l;
+    return stacks[inst];
+}
+
+/* ------------------------------------------------------------ CRC32c */
+
+/* usrsctp's own CRC32c is a table-driven loop over its mbufs, about as
+ * costly as a copy; ours (common/ebtl_crc32c: carry-less multiplication or
+ * the SSE4.2 instruction) runs over the linear packet conn mode hands us.
+ * Byte 8..11: the checksum field. */
+#define CSUM_OFF 8
+
+uint32_t bsctp_packet_crc32c(const uint8_t *pkt, size_t len)
+{
+    static const uint8_t zero[4];
+    uint32_t c = ebtl_crc32c(0, pkt, CSUM_OFF);
+    c = ebtl_crc32c(c, zero, sizeof(zero));
+    return ebtl_crc32c(c, pkt + CSUM_OFF + 4, len - CSUM_OFF - 4);
+}
+
+static void csum_store(uint8_t *pkt, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) {
+        pkt[CSUM_OFF + i] = (uint8_t) (v >> (8 * i));
+    }
+}
+
+static uint32_t csum_load(const uint8_t *pkt)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        v |= (uint32_t) pkt[CSUM_OFF + i] << (8 * i);
+    }
+    return v;
+}
+
+/* usrsctp's only way out: one SCTP packet to the peer the address names. */
+static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uint8_t set_df)
+{
+    uint32_t link;
+    bsctp_stack_t *st = stack_of_conn_addr(addr, &link);
+    (void) tos;
+    (void) set_df;
+    if (st == NULL) {
+        return EINVAL;
+    }
+    bsctp_link_t *l = &st->links[link];
+    if (st->cfg.crc32c && length >= sizeof(struct sctp_common_header)) {
+        csum_store(buffer, bsctp_packet_crc32c(buffer, length));
+    }
+    struct iovec iov = {buffer, length};
+    int rc = ebtl_dgram_send(&st->socks[l->nic], &l->udp, &iov, 1);
+    if (rc != 0) {
+        st->stats.out_errors++;   /* lost, as on a wire: SCTP retransmits */
+        return -rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- links */
+
+static void conn_link_added(bsctp_stack_t *st, uint32_t link)
+{
+    /* A bound-all socket accepts packets for registered addresses only. */
+    usrsctp_register_address(conn_addr(st, link));
+}
+
+/* Which link sent this datagram; strangers only by an INIT. */
+static int link_for_source(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_t *from,
+                           const uint8_t *pkt, size_t len)
+{
+    uint32_t c = st->last_rx_link;
+    if (c < st->num_links && ebtl_sockaddr_equal(&st->links[c].udp, from)) {
+        return (int) c;
+    }
+    /* Linear: fine for the peers of one job on one host; a hash when it shows. */
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        if (ebtl_sockaddr_equal(&st->links[i].udp, from)) {
+            st->last_rx_link = i;
+            return (int) i;
+        }
+    }
+    /* An unknown sender may only start an association: the first chunk of
+     * its packet (after the 12-byte common header) must be INIT (type 1). */
+    if (len < 16 || pkt[12] != 1 || st->strangers >= MAX_STRANGERS || st->closing) {
+        st->stats.rx_unknown_src++;
+        return -1;
+    }
+    uint16_t port = (uint16_t) (pkt[0] << 8 | pkt[1]);
+    int link = bsctp_core_link(st, from, nic, port, true);
+    if (link >= 0) {
+        conn_link_added(st, (uint32_t) link);
+    }
+    return link;
+}
+
+static void conn_peer_sockaddr(const bsctp_stack_t *st, uint32_t link, struct sockaddr_storage *ss,
+                               socklen_t *len)
+{
+    struct sockaddr_conn to;
+    memset(&to, 0, sizeof(to));
+    to.sconn_family = AF_CONN;
+    to.sconn_port = htons(st->links[link].sctp_port);
+    to.sconn_addr = conn_addr(st, link);
+    memset(ss, 0, sizeof(*ss));
+    memcpy(ss, &to, sizeof(to));
+    *len = sizeof(to);
+}
+
+static int conn_link_of_sockaddr(bsctp_stack_t *st, const struct sockaddr *sa, socklen_t len,
+                                 bool create)
+{
+    struct sockaddr_conn sc;
+    uint32_t link = 0;
+    (void) create;   /* links come from datagrams (link_for_source) */
+    if (len < (socklen_t) sizeof(sc) || sa->sa_family != AF_CONN) {
+        return -1;
+    }
+    memcpy(&sc, sa, sizeof(sc));
+    return stack_of_conn_addr(sc.sconn_addr, &link) == st ? (int) link : -1;
+}
+
+static struct socket *conn_socket_for_link(bsctp_stack_t *st, uint32_t link)
+{
+    char err[256];
+    (void) link;   /* the connect names it */
+    struct socket *so = bsctp_core_socket(st, AF_CONN, err, sizeof(err));
+    if (so == NULL) {
+        return NULL;
+    }
+    struct sockaddr_conn me;
+    memset(&me, 0, sizeof(me));
+    me.sconn_family = AF_CONN;   /* port 0: any; no address: every registered one */
+    if (usrsctp_bind(so, (struct sockaddr *) &me, sizeof(me)) != 0) {
+        int e = errno;
+        usrsctp_close(so);
+        errno = e ? e : EIO;
+        return NULL;
+    }
+    return so;
+}
+
+static int conn_accepted_link(bsctp_stack_t *st, struct socket *so, const struct sockaddr *from,
+                              socklen_t len)
+{
+    (void) so;
+    return conn_link_of_sockaddr(st, from, len, true);
+}
+
+/* ---------------------------------------------------------- addresses */
+
+static size_t conn_num_addrs(const bsctp_stack_t *st)
+{
+    return st->num_socks;
+}
+
+static uint16_t conn_udp_port(const bsctp_stack_t *st, size_t i)
+{
+    const ebtl_sockaddr_t *a = &st->socks[i].local;
+    return ntohs(a->u.sa.sa_family == AF_INET ? a->u.in4.sin_port : a->u.in6.sin6_port);
+}
+
+static unsigned conn_addr_mtu(const bsctp_stack_t *st, size_t i)
+{
+    return st->socks[i].mtu;
+}
+
+/* ---------------------------------------------------------- input */
+
+static void advance_timers(uint64_t now_ms)
+{
+    if (now_ms > last_tick_ms) {
+        usrsctp_handle_timers((uint32_t) (now_ms - last_tick_ms));
+        last_tick_ms = now_ms;
+    }
+}
+
+static int read_input(bsctp_stack_t *st, uint64_t now_ns)
+{
+    ebtl_dgram_msg_t msgs[EBTL_DGRAM_RX_BATCH];
+    int total = 0;
+    for (size_t s = 0; s < st->num_socks; s++) {
+        for (int b = 0; b < RX_BATCHES_PER_PASS; b++) {
+            int n = ebtl_dgram_recv(&st->socks[s], msgs, EBTL_DGRAM_RX_BATCH, now_ns);
+            for (int k = 0; k < n; k++) {
+                /* usrsctp checks the packet (CRC32c, verification tag,
+                 * chunk lengths); we only refuse what is not even a header. */
+                if (msgs[k].len < sizeof(struct sctp_common_header)) {
+                    st->stats.rx_bad++;
+                    continue;
+                }
+                /* A sender with btl_sctp_crc32c 0 leaves the field 0. */
+                uint32_t sum = csum_load(msgs[k].buf);
+                if (st->cfg.crc32c && sum != 0
+                    && sum != bsctp_packet_crc32c(msgs[k].buf, msgs[k].len)) {
+                    st->stats.rx_badsum++;
+                    continue;
+                }
+                int link = link_for_source(st, s, &msgs[k].from, msgs[k].buf, msgs[k].len);
+                if (link >= 0) {
+                    usrsctp_conninput(conn_addr(st, (uint32_t) link), msgs[k].buf, msgs[k].len, 0);
+                }
+            }
+            if (n <= 0) {
+                break;
+            }
+            total += n;
+            st->input_datagrams += (uint64_t) n;
+            if (n < EBTL_DGRAM_RX_BATCH) {
+                break;   /* drained */
+            }
+        }
+    }
+    return total;
+}
+
+static int conn_poll(bsctp_stack_t *st)
+{
+    uint64_t now = ebtl_dgram_now_ns();
+    st->polled_ns = now;
+    int n = read_input(st, now);
+    advance_timers(now / 1000000u);
+    return n;
+}
+
+static void conn_pump(bsctp_stack_t *st)
+{
+    (void) st;
+    /* The whole process's usrsctp answers: every stack's input (a test
+     * runs two stacks, each the other's peer). */
+    for (int i = 0; i < MAX_STACKS; i++) {
+        if (stacks[i] != NULL) {
+            read_input(stacks[i], ebtl_dgram_now_ns());
+        }
+    }
+    advance_timers(ebtl_dgram_now_ns() / 1000000u);
+    /* The peer's answer takes a round trip through its progress. */
+    struct timespec ts = {0, 200000};
+    nanosleep(&ts, NULL);
+}
+
+/* ---------------------------------------------------- open and close */
+
+static void close_sockets(bsctp_stack_t *st)
+{
+    for (size_t i = 0; i < st->num_socks; i++) {
+        ebtl_dgram_close(&st->socks[i]);
+    }
+    free(st->socks);
+    st->socks = NULL;
+    st->num_socks = 0;
+}
+
+/* One UDP socket per local address; the path MTU the smallest carries. */
+static int open_sockets(bsctp_stack_t *st, char *err, size_t errlen)
+{
+    const bsctp_stack_config_t *cfg = &st->cfg;
+    st->socks = calloc(cfg->num_ifaces, sizeof(*st->socks));
+    if (st->socks == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    uint32_t pmtu = 65536;
+    for (size_t i = 0; i < cfg->num_ifaces; i++) {
+        ebtl_dgram_open_args_t a = {&cfg->ifaces[i], 0, cfg->udp_rcvbuf, cfg->udp_sndbuf, false};
+        char e[256];
+        if (ebtl_dgram_open(&st->socks[i], &a, e, sizeof(e)) != 0) {
+            snprintf(err, errlen, "%s", e);
+            close_sockets(st);
+            return -1;
+        }
+        st->num_socks++;
+        if (st->socks[i].max_payload < pmtu) {
+            pmtu = (uint32_t) st->socks[i].max_payload;
+        }
+    }
+    /* A whole SCTP packet must fit one UDP datagram (no IP fragmentation). */
+    bsctp_core_clamp_pmtu(st, pmtu > PMTU_MARGIN + 1200 ? pmtu - PMTU_MARGIN : 1200);
+    return 0;
+}
+
+static void conn_close(bsctp_stack_t *st);
+
+static int conn_open(bsctp_stack_t *st, int backlog, bool port_is_identity, char *err,
+                     size_t errlen)
+{
+    (void) port_is_identity;   /* every AF_CONN stack has its own ports */
+    st->instance = -1;
+    for (int i = 0; i < MAX_STACKS; i++) {
+        if (stacks[i] == NULL) {
+            st->instance = i;
+            break;
+        }
+    }
+    if (st->instance < 0) {
+        snprintf(err, errlen, "too many sctp stacks in one process");
+        return -1;
+    }
+    if (open_sockets(st, err, errlen) != 0) {
+        st->instance = -1;
+        return -1;
+    }
+    if (stacks_open == 0) {
+        usrsctp_init_nothreads(0, conn_output, NULL);
+        usrsctp_sysctl_set_sctp_ecn_enable(0);
+        /* The checksum is ours (above): usrsctp then neither computes nor
+         * checks it. */
+        usrsctp_enable_crc32c_offload();
+        last_tick_ms = ebtl_dgram_now_ns() / 1000000u;
+    }
+    stacks[st->instance] = st;
+    stacks_open++;
+
+    /* No address: bound to every registered AF_CONN address (every link). */
+    st->so = bsctp_core_socket(st, AF_CONN, err, errlen);
+    if (st->so == NULL) {
+        goto fail;
+    }
+    struct sockaddr_conn me;
+    memset(&me, 0, sizeof(me));
+    me.sconn_family = AF_CONN;
+    me.sconn_port = htons(st->cfg.sctp_port);
+    if (usrsctp_bind(st->so, (struct sockaddr *) &me, sizeof(me)) != 0) {
+        snprintf(err, errlen, "usrsctp_bind(AF_CONN port %u): %s", st->cfg.sctp_port,
+                 strerror(errno));
+        goto fail;
+    }
+    if (usrsctp_listen(st->so, backlog) != 0) {
+        snprintf(err, errlen, "usrsctp_listen: %s", strerror(errno));
+        goto fail;
+    }
+    return 0;
+fail:
+    conn_close(st);
+    return -1;
+}
+
+static void conn_close(bsctp_stack_t *st)
+{
+    if (st->so != NULL) {
+        usrsctp_close(st->so);   /* graceful for any association still there */
+        st->so = NULL;
+    }
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        usrsctp_deregister_address(conn_addr(st, i));
+    }
+    if (st->instance >= 0 && stacks[st->instance] == st) {
+        stacks[st->instance] = NULL;
+        if (--stacks_open == 0) {
+            for (int i = 0; i < 100 && usrsctp_finish() != 0; i++) {
+                usrsctp_handle_timers(10);
+            }
+            bsctp_mem_release();
+        }
+    }
+    st->instance = -1;
+    close_sockets(st);
+}
+
+const bsctp_mode_t bsctp_mode_conn = {
+    .name = "conn",
+    .takes_pieces = true,
+    .heartbeats = false,
+    .threads = false,
+    .room_from_input = true,
+    .btl_sockets = true,
+    .watch_stalls = false,
+    .open = conn_open,
+    .close = conn_close,
+    .poll = conn_poll,
+    .pump = conn_pump,
+    .idle = NULL,
+    .num_addrs = conn_num_addrs,
+    .udp_port = conn_udp_port,
+    .addr_mtu = conn_addr_mtu,
+    .link_added = conn_link_added,
+    .peer_sockaddr = conn_peer_sockaddr,
+    .prepare_send = NULL,
+    .link_of_sockaddr = conn_link_of_sockaddr,
+    .socket_for_link = conn_socket_for_link,
+    .accepted_link = conn_accepted_link,
+};

@@ -1,0 +1,247 @@
+/*
+ * The core every layer of the sctp transport stands on: the table of
+ * links, the socket options of the configuration, the receive buffer and
+ * one read off a socket, and packet sizing. It calls nothing above it.
+ */
+#include "btl_sctp_core.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <usrsctp.h>
+
+/* --------------------------------------------------------------- links */
+
+int bsctp_core_link(bsctp_stack_t *st, const ebtl_sockaddr_t *udp, size_t nic, uint16_t sctp_port,
+                    bool stranger)
+{
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        if (ebtl_sockaddr_equal(&st->links[i].udp, udp)) {
+            return (int) i;
+        }
+    }
+    if (st->num_links >= 0xfffffeu) {
+        return -1;   /* conn mode's AF_CONN address holds 24 bits of index */
+    }
+    if (st->num_links == st->cap_links) {
+        uint32_t cap = st->cap_links ? st->cap_links * 2 : 16;
+        bsctp_link_t *n = realloc(st->links, cap * sizeof(*n));
+        if (n == NULL) {
+            return -1;
+        }
+        st->links = n;
+        st->cap_links = cap;
+    }
+    uint32_t i = st->num_links++;
+    bsctp_link_t *l = &st->links[i];
+    memset(l, 0, sizeof(*l));
+    l->udp = *udp;
+    l->nic = nic;
+    l->sctp_port = sctp_port;
+    l->in_use = true;
+    l->stranger = stranger;
+    if (stranger) {
+        st->strangers++;
+    }
+    return (int) i;
+}
+
+void bsctp_core_links_free(bsctp_stack_t *st)
+{
+    free(st->links);
+    st->links = NULL;
+    st->num_links = st->cap_links = 0;
+}
+
+/* ------------------------------------------------------------- sockets */
+
+static int opt(struct socket *so, int level, int name, const void *val, socklen_t len,
+               const char *what, char *err, size_t errlen)
+{
+    if (usrsctp_setsockopt(so, level, name, val, len) != 0) {
+        snprintf(err, errlen, "usrsctp socket option %s: %s", what, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : (uint32_t) v;
+}
+
+int bsctp_core_set_options(bsctp_stack_t *st, struct socket *so, char *err, size_t errlen)
+{
+    const bsctp_stack_config_t *c = &st->cfg;
+    int one = 1;
+    int rcv = (int) c->so_rcvbuf, snd = (int) c->so_sndbuf;
+    /* Retransmissions to a peer that does not answer (busy outside MPI:
+     * in conn mode its stack runs only in its progress) before it is
+     * declared lost: peer_timeout / rto_max. */
+    uint16_t maxrxt = (uint16_t) clamp_u32(c->peer_timeout_ms / (c->rto_max_ms ? c->rto_max_ms : 1),
+                                           2, 65535);
+    struct sctp_initmsg init = {
+        .sinit_num_ostreams = c->streams,
+        .sinit_max_instreams = c->streams,
+        .sinit_max_attempts = maxrxt,
+        .sinit_max_init_timeo = (uint16_t) clamp_u32(c->rto_max_ms, 1, 65535),
+    };
+    struct sctp_rtoinfo rto = {
+        .srto_assoc_id = SCTP_FUTURE_ASSOC,
+        .srto_initial = c->rto_init_ms,
+        .srto_max = c->rto_max_ms,
+        .srto_min = c->rto_min_ms,
+    };
+    struct sctp_assocparams assoc = {.sasoc_assoc_id = SCTP_FUTURE_ASSOC, .sasoc_asocmaxrxt = maxrxt};
+    /* Heartbeats (cfg.heartbeat_ms 0 where the mode's stack could not
+     * answer them while the process computes). usrsctp's path MTU is fixed
+     * at 1500: raise it to what the UDP datagrams carry. */
+    uint32_t hb = c->heartbeat_ms;
+    struct sctp_paddrparams pp;
+    memset(&pp, 0, sizeof(pp));
+    pp.spp_assoc_id = SCTP_FUTURE_ASSOC;
+    pp.spp_flags = SPP_PMTUD_DISABLE | (hb ? SPP_HB_ENABLE : SPP_HB_DISABLE);
+    pp.spp_hbinterval = hb;
+    pp.spp_pathmtu = c->pmtu;
+    pp.spp_pathmaxrxt = maxrxt;
+    struct sctp_sack_info sack = {
+        .sack_assoc_id = SCTP_FUTURE_ASSOC, .sack_delay = c->sack_delay_ms, .sack_freq = 2};
+    /* Level 2: a message partly delivered blocks neither other peers nor
+     * the association's other streams; btl_sctp_assoc.c reassembles per
+     * link and stream (usrsctp interleaves streams at level 1 too). */
+    int interleave = 2;
+
+    if (opt(so, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv), "SO_RCVBUF", err, errlen)
+        || opt(so, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd), "SO_SNDBUF", err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_RECVRCVINFO, &one, sizeof(one), "SCTP_RECVRCVINFO", err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_NODELAY, &one, sizeof(one), "SCTP_NODELAY", err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_FRAGMENT_INTERLEAVE, &interleave, sizeof(interleave),
+               "SCTP_FRAGMENT_INTERLEAVE", err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_INITMSG, &init, sizeof(init), "SCTP_INITMSG", err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_RTOINFO, &rto, sizeof(rto), "SCTP_RTOINFO", err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_ASSOCINFO, &assoc, sizeof(assoc), "SCTP_ASSOCINFO", err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof(pp), "SCTP_PEER_ADDR_PARAMS",
+               err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_DELAYED_SACK, &sack, sizeof(sack), "SCTP_DELAYED_SACK",
+               err, errlen)
+        || (st->explicit_eor
+            && opt(so, IPPROTO_SCTP, SCTP_EXPLICIT_EOR, &one, sizeof(one), "SCTP_EXPLICIT_EOR",
+                   err, errlen))) {
+        return -1;
+    }
+    /* Explicit EOR: a message can go in pieces, the headers and then the
+     * payload from the user's buffer (btl_sctp_assoc.c), which saves a
+     * copy. It also lets usrsctp take part of a message, so assoc.c sends
+     * one only when all of it fits in what usrsctp made of SO_SNDBUF. */
+    int got = 0;
+    socklen_t gotlen = sizeof(got);
+    st->sndbuf_limit = usrsctp_getsockopt(so, SOL_SOCKET, SO_SNDBUF, &got, &gotlen) == 0 && got > 0
+                           ? (size_t) got : c->so_sndbuf;
+    /* A message arrives whole when it fits half the receive buffer (usrsctp
+     * caps the point there and refuses one above the buffer): no copy into
+     * a reassembly buffer. */
+    got = 0;
+    gotlen = sizeof(got);
+    uint32_t pd_point = (uint32_t) c->max_msg;
+    if (usrsctp_getsockopt(so, SOL_SOCKET, SO_RCVBUF, &got, &gotlen) == 0 && got > 0
+        && (uint32_t) got < pd_point) {
+        pd_point = (uint32_t) got;
+    }
+    if (opt(so, IPPROTO_SCTP, SCTP_PARTIAL_DELIVERY_POINT, &pd_point, sizeof(pd_point),
+            "SCTP_PARTIAL_DELIVERY_POINT", err, errlen)) {
+        return -1;
+    }
+    static const uint16_t events[] = {SCTP_ASSOC_CHANGE, SCTP_SHUTDOWN_EVENT,
+                                      SCTP_PARTIAL_DELIVERY_EVENT};
+    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+        struct sctp_event ev = {.se_assoc_id = SCTP_FUTURE_ASSOC, .se_type = events[i], .se_on = 1};
+        if (opt(so, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev), "SCTP_EVENT", err, errlen)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static const char *family_name(int family)
+{
+    return family == AF_CONN ? "AF_CONN" : family == AF_INET6 ? "AF_INET6" : "AF_INET";
+}
+
+struct socket *bsctp_core_socket(bsctp_stack_t *st, int family, char *err, size_t errlen)
+{
+    const char *type = st->so_type == SOCK_STREAM ? "SOCK_STREAM" : "SOCK_SEQPACKET";
+    struct socket *so = usrsctp_socket(family, st->so_type, IPPROTO_SCTP, NULL, NULL, 0, NULL);
+    if (so == NULL) {
+        snprintf(err, errlen, "usrsctp_socket(%s, %s): %s", family_name(family), type,
+                 strerror(errno));
+        return NULL;
+    }
+    if (usrsctp_set_non_blocking(so, 1) != 0) {
+        snprintf(err, errlen, "usrsctp_set_non_blocking: %s", strerror(errno));
+    } else if (bsctp_core_set_options(st, so, err, errlen) == 0) {
+        return so;
+    }
+    int e = errno;
+    usrsctp_close(so);
+    errno = e ? e : EIO;
+    return NULL;
+}
+
+long bsctp_core_recv(bsctp_stack_t *st, struct socket *so, struct sockaddr_storage *from,
+                     socklen_t *fromlen, struct sctp_rcvinfo *rcv, bool *has_info, int *flags)
+{
+    socklen_t infolen = sizeof(*rcv);
+    unsigned infotype = 0;
+    memset(from, 0, sizeof(*from));
+    *fromlen = sizeof(*from);
+    *flags = 0;
+    ssize_t n = usrsctp_recvv(so, st->rxbuf, st->rxbuf_size, (struct sockaddr *) from, fromlen,
+                              rcv, &infolen, &infotype, flags);
+    *has_info = infotype == SCTP_RECVV_RCVINFO;
+    return n;
+}
+
+int bsctp_core_alloc_rxbuf(bsctp_stack_t *st, char *err, size_t errlen)
+{
+    st->rxbuf_size = st->cfg.max_msg;
+    st->rxbuf = malloc(st->rxbuf_size);
+    if (st->rxbuf == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+void bsctp_core_free_rxbuf(bsctp_stack_t *st)
+{
+    free(st->rxbuf);
+    st->rxbuf = NULL;
+}
+
+/* ------------------------------------------------------- packet sizing */
+
+void bsctp_core_clamp_pmtu(bsctp_stack_t *st, uint32_t limit)
+{
+    if (st->cfg.pmtu == 0 || st->cfg.pmtu > limit) {
+        st->cfg.pmtu = limit;
+    }
+    st->cfg.pmtu &= ~3u;   /* SCTP wants a multiple of 4 */
+}
+
+/* Bytes of a packet that are not message data, counted high so that it
+ * holds in both modes (on AF_CONN usrsctp takes only the DATA chunk header
+ * off the path MTU, measured; over IP it takes an IP header and the common
+ * header too): IPv6, the common header, a DATA chunk header. Too high only
+ * wastes a few bytes per packet. */
+#define PACKET_OVERHEAD (40 + 12 + 16)
+
+size_t bsctp_core_whole_packets(const bsctp_stack_t *st, size_t len)
+{
+    size_t pmtu = st->cfg.pmtu;
+    size_t per_packet = pmtu > PACKET_OVERHEAD ? (pmtu - PACKET_OVERHEAD) & ~(size_t) 3 : 0;
+    if (per_packet == 0 || len <= per_packet) {
+        return len;
+    }
+    return len / per_packet * per_packet;
+}

@@ -1,0 +1,214 @@
+/*
+ * The one-to-many style: one SOCK_SEQPACKET socket (st->so) for every
+ * association. A send names its peer's address and makes the association
+ * on first use; usrsctp_recvv returns the messages of every association
+ * in turn, each with the peer's address and the association id, which
+ * name its link (by id first: a multihomed peer's messages come from any
+ * of its addresses).
+ */
+#include "btl_sctp_style.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <usrsctp.h>
+
+/* What an ABORT or EOF carries: usrsctp_sendv refuses a NULL buffer
+ * (EFAULT) even for no bytes. */
+static const char no_data[1];
+
+static long o2m_send(bsctp_stack_t *st, uint32_t link, const void *data, size_t len,
+                     struct sctp_sndinfo *info)
+{
+    bsctp_link_t *l = &st->links[link];
+    struct sockaddr_storage to;
+    socklen_t tolen;
+    st->mode->peer_sockaddr(st, link, &to, &tolen);
+    if (l->assoc_id == 0 && st->mode->prepare_send != NULL) {
+        st->mode->prepare_send(st, st->so, link);
+    }
+    (void) tolen;   /* usrsctp_sendv takes an address count, not a length */
+    ssize_t n = usrsctp_sendv(st->so, data, len, (struct sockaddr *) &to, 1, info, sizeof(*info),
+                              SCTP_SENDV_SNDINFO, 0);
+    if (n >= 0 && l->assoc_id == 0) {
+        /* The association the first send made: for notifications about it. */
+        l->assoc_id = (uint32_t) usrsctp_getassocid(st->so, (struct sockaddr *) &to);
+    }
+    return (long) n;
+}
+
+static bool o2m_assoc_socket(const bsctp_stack_t *st, const bsctp_link_t *l, struct socket **so,
+                             uint32_t *assoc_id)
+{
+    *so = st->so;
+    *assoc_id = l->assoc_id;
+    return st->so != NULL && l->assoc_id != 0;
+}
+
+static void o2m_abort(bsctp_stack_t *st, bsctp_link_t *l)
+{
+    if (l->assoc_id != 0 && st->so != NULL) {
+        struct sctp_sndinfo info = {.snd_flags = SCTP_ABORT, .snd_assoc_id = l->assoc_id};
+        (void) usrsctp_sendv(st->so, no_data, 0, NULL, 0, &info, sizeof(info), SCTP_SENDV_SNDINFO,
+                             0);
+    }
+}
+
+/* The length of a packed address of usrsctp's, 0 for a family it has none of. */
+static socklen_t sockaddr_len(const struct sockaddr *sa)
+{
+    return sa->sa_family == AF_INET    ? sizeof(struct sockaddr_in)
+           : sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+           : sa->sa_family == AF_CONN  ? sizeof(struct sockaddr_conn)
+                                       : 0;
+}
+
+/* An association the peer made: one of its addresses names the link (a
+ * multihomed peer has several; packed, each as long as its family says);
+ * none known: a stranger named by the first (inet; in conn mode every
+ * peer's link comes from its datagrams). */
+static int o2m_link_of_assoc(bsctp_stack_t *st, uint32_t assoc_id)
+{
+    if (st->so == NULL) {
+        return -1;
+    }
+    struct sockaddr *addrs = NULL;
+    int n = usrsctp_getpaddrs(st->so, (sctp_assoc_t) assoc_id, &addrs);
+    int link = -1;
+    const uint8_t *p = (const uint8_t *) addrs;
+    for (int i = 0; i < n && addrs != NULL && link < 0; i++) {
+        const struct sockaddr *sa = (const struct sockaddr *) p;
+        socklen_t len = sockaddr_len(sa);
+        if (len == 0) {
+            break;
+        }
+        link = st->mode->link_of_sockaddr(st, sa, len, false);
+        p += len;
+    }
+    if (link < 0 && n > 0 && addrs != NULL && addrs[0].sa_family != AF_CONN) {
+        link = st->mode->link_of_sockaddr(st, addrs, sockaddr_len(addrs), true);
+    }
+    if (addrs != NULL) {
+        usrsctp_freepaddrs(addrs);
+    }
+    return link;
+}
+
+/* The link of a message's association; a peer address names a link with
+ * none yet (a stranger's first message in inet mode). */
+static int link_of_message(bsctp_stack_t *st, uint32_t assoc_id, const struct sockaddr *from,
+                           socklen_t fromlen)
+{
+    for (uint32_t i = 0; assoc_id != 0 && i < st->num_links; i++) {
+        if (st->links[i].assoc_id == assoc_id) {
+            return (int) i;
+        }
+    }
+    int link = assoc_id != 0 ? o2m_link_of_assoc(st, assoc_id) : -1;
+    return link >= 0 ? link : st->mode->link_of_sockaddr(st, from, fromlen, true);
+}
+
+/* Read what waits; data too unless closing (then only notifications count). */
+static void read_all(bsctp_stack_t *st, bool data)
+{
+    for (;;) {
+        struct sockaddr_storage from;
+        socklen_t fromlen;
+        struct sctp_rcvinfo rcv;
+        bool has_info;
+        int flags;
+        long n = bsctp_core_recv(st, st->so, &from, &fromlen, &rcv, &has_info, &flags);
+        if (n < 0) {
+            break;   /* EWOULDBLOCK: drained */
+        }
+        if (flags & MSG_NOTIFICATION) {
+            st->rx.notification(st, flags, st->rxbuf, (size_t) n);
+            continue;
+        }
+        if (!data) {
+            continue;   /* for a process that is finalizing: dropped */
+        }
+        int link = has_info ? link_of_message(st, (uint32_t) rcv.rcv_assoc_id,
+                                              (struct sockaddr *) &from, fromlen)
+                            : -1;
+        if (link < 0) {
+            st->stats.rx_bad++;
+            continue;
+        }
+        st->rx.message(st, (uint32_t) link, (uint32_t) rcv.rcv_assoc_id, rcv.rcv_sid, flags,
+                       st->rxbuf, (size_t) n);
+    }
+}
+
+static void o2m_drain(bsctp_stack_t *st)
+{
+    if (st->draining || st->so == NULL) {
+        return;
+    }
+    st->draining = true;
+    read_all(st, true);
+    st->draining = false;
+}
+
+/* Graceful: queued data goes out, then SHUTDOWN; the peers see a
+ * shutdown, not a lost association. */
+static void o2m_shutdown(bsctp_stack_t *st)
+{
+    for (uint32_t i = 0; st->so != NULL && i < st->num_links; i++) {
+        if (st->links[i].assoc_id != 0) {
+            struct sctp_sndinfo info = {.snd_flags = SCTP_EOF,
+                                        .snd_assoc_id = st->links[i].assoc_id};
+            (void) usrsctp_sendv(st->so, no_data, 0, NULL, 0, &info, sizeof(info),
+                                 SCTP_SENDV_SNDINFO, 0);
+        }
+    }
+}
+
+/* The associations' ends arrive as notifications. */
+static void o2m_reap(bsctp_stack_t *st)
+{
+    if (st->so != NULL) {
+        read_all(st, false);
+    }
+}
+
+static size_t o2m_live(const bsctp_stack_t *st)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; st->so != NULL && i < st->num_links; i++) {
+        n += st->links[i].assoc_id != 0;
+    }
+    return n;
+}
+
+static void o2m_fini(bsctp_stack_t *st)
+{
+    (void) st;   /* the mode closes the socket: what is left goes with it */
+}
+
+static void o2m_describe(const bsctp_stack_t *st, char *buf, size_t len)
+{
+    (void) st;
+    if (len > 0) {
+        buf[0] = '\0';
+    }
+}
+
+const bsctp_style_t bsctp_style_one_to_many = {
+    .name = "one-to-many",
+    .socket_type = SOCK_SEQPACKET,
+    .backlog = 1,
+    .module_per_interface = false,
+    .port_is_identity = false,
+    .init = NULL,
+    .send = o2m_send,
+    .assoc_socket = o2m_assoc_socket,
+    .abort = o2m_abort,
+    .link_of_assoc = o2m_link_of_assoc,
+    .drain = o2m_drain,
+    .shutdown = o2m_shutdown,
+    .reap = o2m_reap,
+    .live = o2m_live,
+    .fini = o2m_fini,
+    .describe = o2m_describe,
+};
