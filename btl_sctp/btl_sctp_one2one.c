@@ -1,5 +1,7 @@
 /*
- * The one-to-one style: a socket per association (btl_sctp_one2one.h).
+ * The one-to-one style (the table bsctp_style_one_to_one): a SOCK_STREAM
+ * usrsctp socket per association, made by a non-blocking connect on the
+ * first send to a link or accepted from the listener (st->so).
  *
  * Election, so that data between two processes flows on ONE association
  * and in order: the association the lower (jobid, vpid) made wins.
