@@ -22,7 +22,7 @@
 #include <sys/uio.h>
 #include <usrsctp.h>
 
-/* usrsctp's BSCTP_GET_SNDBUF_USE (its netinet/sctp.h; usrsctp.h lacks it):
+/* usrsctp's SCTP_GET_SNDBUF_USE (its netinet/sctp.h; usrsctp.h lacks it):
  * the bytes queued on an association. */
 #define BSCTP_SNDBUF_USE_OPT 0x00001101
 struct bsctp_sndbuf_use {
