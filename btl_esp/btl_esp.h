@@ -40,27 +40,21 @@ typedef struct esp_reg_slot {
 } esp_reg_slot_t;
 
 typedef struct mca_btl_esp_module {
-    ebtl_module_t base;               /* endpoints, lock, error callback */
+    ebtl_module_t base;      /* endpoints, lock, error callback, descriptors */
     mca_btl_esp_nic_t *nics;
     size_t num_nics;
     esp_proto_t *proto;
     ebtl_dgram_txq_t txq;                 /* datagrams of this pass, sent at its end */
-    opal_pointer_array_t peers;          /* endpoint by peer number */
-    opal_hash_table_t peer_by_id;        /* peer number by process identity */
+    opal_pointer_array_t peers;          /* endpoint by peer number (the references
+                                            are base.peer_by_id's) */
     uint32_t num_peers;
     /* registrations for PUT targets */
     esp_reg_slot_t *regs;
     int32_t num_regs, reg_free;
-    /* fragment descriptors */
-    opal_free_list_t frags_eager;        /* payload room: eager limit */
-    opal_free_list_t frags_max;          /* payload room: max send size */
-    opal_free_list_t frags_user;         /* header room only: data stays in user memory */
-    opal_free_list_t frags_put;          /* no payload room: PUT */
-    uint64_t epoch;
-    int failed;                          /* a peer failed: the job is ending */
+    /* fragment descriptors besides base's */
+    ebtl_frag_list_t frags_user;         /* header room only: data stays in user memory */
+    ebtl_frag_list_t frags_put;          /* no payload room: PUT */
     unsigned passes;                     /* progress passes, for polling idle NICs */
-    size_t add_procs_heap;               /* heap bytes add_procs took ... */
-    uint32_t add_procs_peers;            /* ... for this many peers */
 } mca_btl_esp_module_t;
 
 typedef struct mca_btl_esp_component {

@@ -106,7 +106,7 @@ void esp_stats_report(mca_btl_esp_module_t *m)
     opal_output(0, "btl esp stats rank %u: peers=%u connected=%zu srtt_avg_us=%.1f "
                 "peer_state_bytes=%zu idle_peer_heap_bytes=%zu", rank, m->num_peers, connected,
                 connected ? (double) srtt_sum / connected / 1e3 : 0.0, mem,
-                m->add_procs_peers ? m->add_procs_heap / m->add_procs_peers : 0);
+                m->base.add_procs_peers ? m->base.add_procs_heap / m->base.add_procs_peers : 0);
 
     /* The wire: kernel refusals and the test-only fault layer. */
     uint64_t tx_err = 0;

@@ -97,7 +97,7 @@ int esp_wire_modex_send(mca_btl_esp_module_t *m)
         memcpy(addrs[n].addr, nic->iface.addr, sizeof(addrs[n].addr));
     }
     uint8_t buf[256 + EBTL_MODEX_MAX_ADDRS * sizeof(ebtl_modex_wire_addr_t)];
-    size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, m->epoch, addrs, n, buf, sizeof(buf));
+    size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, m->base.epoch, addrs, n, buf, sizeof(buf));
     int rc;
     OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_esp_component.super.btl_version, buf, len);
     return rc;

@@ -34,21 +34,16 @@ enum mca_btl_sctp_style {
 };
 
 typedef struct mca_btl_sctp_module {
-    ebtl_module_t base;      /* endpoints, lock, error callback */
+    ebtl_module_t base;      /* endpoints, lock, error callback, descriptors */
     ebtl_if_t *ifaces;           /* one (one-to-one) or all (one-to-many) local addresses */
     size_t num_ifaces;
     bsctp_stack_t stack;
     bool stack_open;
-    opal_hash_table_t peer_by_id;   /* endpoint by process identity */
-    opal_free_list_t frags_eager;   /* payload room: eager limit */
-    opal_free_list_t frags_max;     /* payload room: max send size */
     opal_list_t pending;            /* fragments waiting for send-buffer room, in order per
                                        peer and stream (btl_sctp_module.c flush_pending) */
     uint32_t flush_pass;
     uint64_t flush_input, flush_ns; /* stack.input_datagrams and the clock at the last pass */
     uint8_t *scratch;               /* sendi builds its message here */
-    uint64_t epoch;
-    int failed;                     /* a peer failed: the job is ending */
 } mca_btl_sctp_module_t;
 
 typedef struct mca_btl_sctp_component {

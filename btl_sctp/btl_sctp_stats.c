@@ -175,7 +175,7 @@ void mca_btl_sctp_dump_state(int fd)
         uint64_t v[NCOUNTERS];
         collect(m, v, NULL);
         dprintf(fd, "btl sctp state rank %u: module %zu open=%d failed=%d pending=%zu", rank, i,
-                (int) m->stack_open, m->failed, opal_list_get_size(&m->pending));
+                (int) m->stack_open, m->base.failed, opal_list_get_size(&m->pending));
         for (size_t k = 0; k < NCOUNTERS; k++) {
             if (v[k] != 0) {
                 dprintf(fd, " %s=%llu", counters[k].name, (unsigned long long) v[k]);
@@ -193,7 +193,7 @@ void mca_btl_sctp_dump_state(int fd)
             for (int n = 0; n < 100000 && it != opal_list_get_end(&m->pending);
                  n++, it = opal_list_get_next(it)) {
                 const mca_btl_sctp_frag_t *f = (const mca_btl_sctp_frag_t *) it;
-                waiting += f->endpoint != NULL && f->endpoint->link == l;
+                waiting += f->super.endpoint != NULL && f->super.endpoint->link == l;
             }
             dprintf(fd, "btl sctp state rank %u:   link %u vpid %u assoc %u ident tx=%d rx=%d "
                     "failed=%d stranger=%d out_streams=%u waiting=%u\n", rank, l, k->vpid,
