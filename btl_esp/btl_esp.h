@@ -58,10 +58,9 @@ typedef struct mca_btl_esp_module {
 } mca_btl_esp_module_t;
 
 typedef struct mca_btl_esp_component {
-    mca_btl_base_component_3_0_0_t super;
+    ebtl_component_t base;        /* Open MPI's component, interfaces, fault layer */
 
     /* MCA parameters (btl_esp_component.c) */
-    ebtl_mca_ifaces_t ifaces;     /* if_include/if_exclude and what they selected */
     char *wire_name;
     enum mca_btl_esp_wire wire;
     int window;
@@ -75,7 +74,6 @@ typedef struct mca_btl_esp_component {
     int checksum;                /* 1 on, 0 off, -1 auto: off over loopback */
     int port_min;
     int free_list_max;
-    ebtl_mca_faults_t faults;     /* test-only fault layer (btl_esp_fault_*) */
     int verbose;
 
     mca_btl_esp_module_t *module;  /* the one module (all NICs, all peers) */

@@ -185,7 +185,7 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
     /* Auto: over loopback datagrams never leave memory, so no checksum,
      * unless the test-only fault layer corrupts them. */
     int crc = mca_btl_esp_component.checksum;
-    bool memory_only = m->nics[nic].iface.loopback && mca_btl_esp_component.faults.corrupt == 0;
+    bool memory_only = m->nics[nic].iface.loopback && mca_btl_esp_component.base.faults.corrupt == 0;
     (void) esp_proto_peer_checksum(m->proto, ep->peer, crc == 1 || (crc == -1 && !memory_only));
     m->num_peers++;
     m->nics[nic].active = true;
@@ -365,7 +365,7 @@ int mca_btl_esp_progress(void)
  * moving functions, and PUT (emulated: the engine writes into the target). */
 mca_btl_esp_module_t mca_btl_esp_module_template = {
     .base.super = {
-        EBTL_MODULE_TEMPLATE(&mca_btl_esp_component.super, esp_finalize, esp_send, esp_sendi),
+        EBTL_MODULE_TEMPLATE(&mca_btl_esp_component.base.super, esp_finalize, esp_send, esp_sendi),
         .btl_put = esp_put,
         .btl_register_mem = esp_reg_register,
         .btl_deregister_mem = esp_reg_deregister,

@@ -47,10 +47,9 @@ typedef struct mca_btl_sctp_module {
 } mca_btl_sctp_module_t;
 
 typedef struct mca_btl_sctp_component {
-    mca_btl_base_component_3_0_0_t super;
+    ebtl_component_t base;        /* Open MPI's component, interfaces, fault layer */
 
     /* MCA parameters (btl_sctp_component.c) */
-    ebtl_mca_ifaces_t ifaces;     /* if_include/if_exclude and what they selected */
     char *mode_name;
     char *style_name;
     enum mca_btl_sctp_mode mode;
@@ -67,7 +66,6 @@ typedef struct mca_btl_sctp_component {
     int stream_map;              /* 1: ob1's fragments spread over streams; 0: all on stream 0 */
     int free_list_max;
     int verbose;                 /* 1: counters of each process at finalize */
-    ebtl_mca_faults_t faults;     /* test-only fault layer (btl_sctp_fault_*) */
 
     mca_btl_sctp_module_t *module;  /* the first module (MPI_T counters read it) */
     /* one-to-many: the one module; one-to-one: one per local address */

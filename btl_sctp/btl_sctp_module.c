@@ -93,7 +93,7 @@ int mca_btl_sctp_modex_send(void)
     size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_SCTP, c->modules[0]->base.epoch, addrs, n,
                                    buf, sizeof(buf));
     int rc;
-    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_sctp_component.super.btl_version, buf, len);
+    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_sctp_component.base.super.btl_version, buf, len);
     return rc;
 }
 
@@ -501,6 +501,6 @@ int mca_btl_sctp_progress(void)
 }
 
 mca_btl_sctp_module_t mca_btl_sctp_module_template = {
-    .base.super = {EBTL_MODULE_TEMPLATE(&mca_btl_sctp_component.super, bsctp_finalize,
+    .base.super = {EBTL_MODULE_TEMPLATE(&mca_btl_sctp_component.base.super, bsctp_finalize,
                                         bsctp_send, bsctp_sendi)},
 };
