@@ -64,8 +64,8 @@ static const ebtl_counter_t counters[] = {
     {"tx_errors", "Datagrams the kernel refused (SCTP sends them again)"},
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
-#define N_BTL 13
-#define N_STACK 18
+#define N_BTL 14   /* tx_msgs .. links */
+#define N_STACK 18 /* packets_rx .. send_errors */
 
 /* Every counter's value now, in the order of counters[]; 0 without a
  * module. Also the fault layer's, summed over the sockets. */
