@@ -13,6 +13,7 @@
 #include <opal/runtime/opal_progress.h>
 
 #include "btl_esp_frag.h"
+#include "ebtl_help.h"
 #include "ebtl_params.h"
 
 static const char *const esp_wire_names[] = {"udp", "ofi", "eth", NULL};
@@ -23,7 +24,7 @@ static bool size_param(const char *name, const char *text, uint64_t min, uint64_
     char err[256];
     uint64_t v;
     if (ebtl_param_size(name, text, min, max, &v, err, sizeof(err)) != 0) {
-        EBTL_ERROR("btl esp: %s", err);
+        ebtl_help_bad_param(err);
         return false;
     }
     *out = (size_t) v;
@@ -34,7 +35,7 @@ static bool range_param(const char *name, long long v, long long min, long long 
 {
     char err[256];
     if (ebtl_param_check_range(name, v, min, max, err, sizeof(err)) != 0) {
-        EBTL_ERROR("btl esp: %s", err);
+        ebtl_help_bad_param(err);
         return false;
     }
     return true;
@@ -47,19 +48,23 @@ static bool esp_params_valid(void)
     char err[256];
     int wire = ebtl_param_keyword("btl_esp_wire", c->wire_name, esp_wire_names, err, sizeof(err));
     if (wire < 0) {
-        EBTL_ERROR("btl esp: %s", err);
+        ebtl_help_bad_param(err);
         return false;
     }
     c->wire = (enum mca_btl_esp_wire) wire;
     if (c->wire != ESP_WIRE_UDP) {
-        EBTL_ERROR("btl esp: btl_esp_wire=%s is not built in this version; use btl_esp_wire=udp",
-                  c->wire_name);
+        snprintf(err, sizeof(err), "btl_esp_wire=%s is not built in this version; use "
+                 "btl_esp_wire=udp", c->wire_name);
+        ebtl_help_bad_param(err);
         return false;
     }
     if (!range_param("btl_esp_window", c->window, 16, 65536)
         || (c->window & (c->window - 1)) != 0) {
         if ((c->window & (c->window - 1)) != 0 && c->window >= 16 && c->window <= 65536) {
-            EBTL_ERROR("btl esp: btl_esp_window=%d is not a power of 2 (e.g. 1024, 4096)", c->window);
+            char err[128];
+            snprintf(err, sizeof(err), "btl_esp_window=%d is not a power of 2 (e.g. 1024, 4096)",
+                     c->window);
+            ebtl_help_bad_param(err);
         }
         return false;
     }

@@ -11,6 +11,8 @@
 
 #include <string.h>
 
+#include "ebtl_help.h"
+
 #include <opal/datatype/opal_convertor.h>
 #include <opal/mca/pmix/pmix.h>
 #include <opal/util/proc.h>
@@ -134,7 +136,7 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
     }
     rc = esp_wire_modex_send(m);
     if (rc != OPAL_SUCCESS) {
-        EBTL_ERROR("btl esp: publishing our addresses failed (%d)", rc);
+        EBTL_SHOW_HELP("modex-send-failed", "esp", rc, "esp", ebtl_help_host());
         return rc;
     }
     EBTL_VERBOSE(1, "btl esp: %zu address(es), window %d, checksum %s, receive budget %zu bytes",
@@ -177,8 +179,8 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
         max = peer_max;
     }
     if (esp_proto_add_peer(m->proto, ep->peer, id, epoch, max) != 0) {
-        EBTL_ERROR("btl esp: cannot add rank %u (datagrams of %zu bytes are too small, or out "
-                  "of memory)", proc->proc_name.vpid, max);
+        EBTL_SHOW_HELP("peer-datagram-too-small", (unsigned) proc->proc_name.vpid, max,
+                       ebtl_help_host(), proc->proc_hostname ? proc->proc_hostname : "?");
         OBJ_RELEASE(ep);
         return OPAL_ERR_UNREACH;
     }

@@ -13,6 +13,8 @@
 #include <opal/mca/pmix/pmix.h>
 #include <opal/util/proc.h>
 
+#include "ebtl_help.h"
+
 /* The priority channel carries small datagrams: a modest buffer. */
 #define PRIO_BUF (1u << 20)
 /* Batches read from one socket per progress pass at most. */
@@ -47,8 +49,8 @@ int esp_wire_open(mca_btl_esp_module_t *m)
         if (ebtl_dgram_open(&nic->sock[ESP_CH_DATA], &data, err, sizeof(err)) != 0
             || ebtl_dgram_open(&nic->sock[ESP_CH_PRIO], &prio, err, sizeof(err)) != 0) {
             char buf[96];
-            EBTL_ERROR("btl esp: cannot use %s: %s; leave it out with btl_esp_if_exclude",
-                      ebtl_if_format(&nic->iface, buf, sizeof(buf)), err);
+            EBTL_SHOW_HELP("interface-unusable", ebtl_if_format(&nic->iface, buf, sizeof(buf)), err,
+                           ebtl_help_host());
             close_nic(nic);
             continue;
         }

@@ -9,6 +9,7 @@
 
 #include <opal/mca/base/mca_base_var.h>
 
+#include "ebtl_help.h"
 #include "ebtl_modex.h"
 #include "ebtl_params.h"
 
@@ -28,7 +29,7 @@ static bool bsctp_params_valid(void)
                          : ebtl_param_keyword("btl_sctp_style", mca_btl_sctp_component.style_name,
                                              bsctp_style_names, err, sizeof(err));
     if (mode < 0 || style < 0) {
-        EBTL_ERROR("btl sctp: %s", err);
+        ebtl_help_bad_param(err);
         return false;
     }
     mca_btl_sctp_component.mode = (enum mca_btl_sctp_mode) mode;
@@ -60,21 +61,18 @@ static bool bsctp_params_valid(void)
                                  64 << 20, err, sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_eager_limit", (long long) t->btl_eager_limit, 64,
                                  (long long) t->btl_max_send_size, err, sizeof(err)) != 0) {
-        EBTL_ERROR("btl sctp: %s", err);
+        ebtl_help_bad_param(err);
         return false;
     }
     /* A fragment goes into the send buffer whole (btl_sctp_assoc.c); one
      * larger than the buffer would wait for room forever. */
     size_t largest = sizeof(bsctp_wire_hdr_t) + t->btl_max_send_size;
     if ((size_t) c->sndbuf < largest) {
-        EBTL_ERROR("btl sctp: btl_sctp_sndbuf=%d cannot hold the largest fragment "
-                  "(btl_sctp_max_send_size + 8 = %zu bytes); raise btl_sctp_sndbuf or lower "
-                  "btl_sctp_max_send_size", c->sndbuf, largest);
+        EBTL_SHOW_HELP("sndbuf-below-fragment", c->sndbuf, largest, ebtl_help_host());
         return false;
     }
     if (c->base.faults.corrupt > 0 && c->crc32c == 0) {
-        EBTL_ERROR("btl sctp: btl_sctp_fault_corrupt needs btl_sctp_crc32c 1 (without the "
-                  "checksum nothing would catch the corrupted packets)");
+        EBTL_SHOW_HELP("fault-needs-crc32c", ebtl_help_host());
         return false;
     }
     if (!ebtl_mca_faults_valid("sctp", &c->base.faults)) {
@@ -83,9 +81,7 @@ static bool bsctp_params_valid(void)
     const ebtl_mca_faults_t *f = &c->base.faults;
     if (c->mode == BSCTP_MODE_INET && (f->drop > 0 || f->dup > 0 || f->reorder > 0 || f->corrupt > 0)) {
         /* The fault layer sits on the BTL's UDP sockets; usrsctp owns them in inet mode. */
-        EBTL_ERROR("btl sctp: the test-only fault layer (btl_sctp_fault_*) works only with "
-                  "btl_sctp_mode conn: in mode inet usrsctp owns the UDP socket. Unset the "
-                  "btl_sctp_fault_* parameters or use btl_sctp_mode conn; sctp claims no peers");
+        EBTL_SHOW_HELP("fault-needs-conn", ebtl_help_host());
         return false;
     }
     return true;
@@ -132,8 +128,11 @@ static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
         addrs_of[0] = c->base.ifaces.count;
     }
     if (per_if && (size_t) c->port + nmod - 1 > 65535) {
-        EBTL_ERROR("btl sctp: style one-to-one uses SCTP ports btl_sctp_port .. btl_sctp_port + "
-                  "%zu (one per address): lower btl_sctp_port (now %d)", nmod - 1, c->port);
+        char err[256];
+        snprintf(err, sizeof(err), "style one-to-one uses SCTP ports btl_sctp_port .. "
+                 "btl_sctp_port + %zu (one per interface): lower btl_sctp_port (now %d)",
+                 nmod - 1, c->port);
+        ebtl_help_bad_param(err);
         return NULL;
     }
     mca_btl_base_module_t **btls = calloc(nmod, sizeof(*btls));
@@ -170,7 +169,7 @@ static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
     }
     int rc = mca_btl_sctp_modex_send();
     if (rc != OPAL_SUCCESS) {
-        EBTL_ERROR("btl sctp: publishing our addresses failed (%d)", rc);
+        EBTL_SHOW_HELP("modex-send-failed", "sctp", rc, "sctp", ebtl_help_host());
         for (size_t j = 0; j < c->num_modules; j++) {
             bsctp_stack_close(&c->modules[j]->stack);
             free(c->modules[j]);

@@ -22,6 +22,7 @@
 #include <opal/mca/pmix/pmix.h>
 #include <opal/util/proc.h>
 
+#include "ebtl_help.h"
 #include "ebtl_modex.h"
 
 /* Socket buffers of the UDP socket under usrsctp (the SCTP socket's are
@@ -156,7 +157,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t
     static const bsctp_stack_ops_t ops = {on_deliver, on_peer_failed, on_identify};
     char err[512];
     if (bsctp_stack_open(&m->stack, &cfg, &ops, m, err, sizeof(err)) != 0) {
-        EBTL_ERROR("btl sctp: cannot start SCTP: %s", err);
+        EBTL_SHOW_HELP("cannot-start", err, ebtl_help_host());
         return OPAL_ERR_UNREACH;
     }
     m->stack_open = true;
@@ -350,10 +351,9 @@ static int send_failed(mca_btl_sctp_module_t *m, mca_btl_sctp_endpoint_t *ep, in
 {
     if (!m->base.failed) {
         m->base.failed = 1;
-        EBTL_ERROR("btl sctp: sending to rank %u (host %s) failed: %s; ending the job",
-                  ep->proc ? (unsigned) ep->proc->proc_name.vpid : 0u,
-                  ep->proc && ep->proc->proc_hostname ? ep->proc->proc_hostname : "?",
-                  strerror(rc < 0 ? -rc : EIO));
+        EBTL_SHOW_HELP("send-failed", ep->proc ? (unsigned) ep->proc->proc_name.vpid : 0u,
+                       ep->proc && ep->proc->proc_hostname ? ep->proc->proc_hostname : "?",
+                       strerror(rc < 0 ? -rc : EIO), ebtl_help_host());
     }
     return OPAL_ERR_UNREACH;
 }

@@ -10,6 +10,7 @@
 #include <opal/mca/pmix/pmix.h>
 
 #include "ebtl_dgram.h"
+#include "ebtl_help.h"
 #include "ebtl_mca.h"
 
 int ebtl_module_construct(ebtl_module_t *m, enum ebtl_modex_kind kind, ebtl_add_proc_fn_t add_proc,
@@ -144,12 +145,13 @@ void ebtl_module_peer_failed(ebtl_module_t *m, opal_proc_t *proc, unsigned rank,
 {
     const char *name = m->super.btl_component->btl_version.mca_component_name;
     const char *host = proc && proc->proc_hostname ? proc->proc_hostname : "?";
+    unsigned vpid = proc ? (unsigned) proc->proc_name.vpid : rank;
+    EBTL_SHOW_HELP("peer-failed", name, vpid, host, why, name, ebtl_help_host(), name,
+                   peer_timeout_s);
+    /* What ob1 prints when it aborts the job. */
     char desc[512];
-    snprintf(desc, sizeof(desc),
-             "btl %s: rank %u (host %s) %s; ending the job. If that rank is alive but busy "
-             "outside MPI for longer than this, raise btl_%s_peer_timeout (now %d s)", name,
-             proc ? (unsigned) proc->proc_name.vpid : rank, host, why, name, peer_timeout_s);
-    EBTL_ERROR("%s", desc);
+    snprintf(desc, sizeof(desc), "btl %s: rank %u (host %s) %s; ending the job", name, vpid,
+             host, why);
     m->failed = 1;
     if (m->error_cb != NULL) {
         m->error_cb(&m->super, MCA_BTL_ERROR_FLAGS_FATAL, proc, desc);
@@ -182,9 +184,9 @@ int ebtl_modex_recv(const mca_base_component_t *component, enum ebtl_modex_kind 
     int n = ebtl_modex_decode(kind, buf, size, addrs, max, epoch);
     free(buf);
     if (n <= 0) {
-        EBTL_ERROR("btl %s: the address record of rank %u is malformed; not using %s to it",
-                   component->mca_component_name, proc->proc_name.vpid,
-                   component->mca_component_name);
+        const char *name = component->mca_component_name;
+        EBTL_SHOW_HELP("malformed-modex", name, (unsigned) proc->proc_name.vpid, name,
+                       ebtl_help_host(), proc->proc_hostname ? proc->proc_hostname : "?");
         return OPAL_ERR_UNREACH;
     }
     return n;

@@ -1,6 +1,8 @@
 /* Open MPI glue shared by both components. */
 #include "ebtl_mca.h"
 
+#include "ebtl_help.h"
+
 #include <opal/mca/base/mca_base_var.h>
 #include <opal/runtime/opal.h>
 #include <opal/util/proc.h>
@@ -123,13 +125,16 @@ static bool version_ok(const char *component_name)
     int major = 0, minor = 0;
     if (sscanf(opal_version_string, "%d.%d", &major, &minor) != 2
         || major != OPAL_MAJOR_VERSION || minor != OPAL_MINOR_VERSION) {
-        EBTL_ERROR("btl %s: built for Open MPI %d.%d but running under Open MPI %s; "
-                  "the BTL interface differs, so %s is disabled. Rebuild it against this "
-                  "Open MPI.", component_name, OPAL_MAJOR_VERSION, OPAL_MINOR_VERSION,
-                  opal_version_string, component_name);
+        EBTL_SHOW_HELP("version-mismatch", component_name, OPAL_MAJOR_VERSION, OPAL_MINOR_VERSION,
+                       opal_version_string, component_name, ebtl_help_host());
         return false;
     }
     return true;
+}
+
+static void interfaces_unusable(const char *name, const char *why)
+{
+    EBTL_SHOW_HELP("interfaces", name, why, name, name, name, ebtl_help_host());
 }
 
 /* Enumerate and filter this host's addresses by the parameters into
@@ -144,7 +149,7 @@ static int ifaces_select(const char *component_name, ebtl_mca_ifaces_t *params)
 
     snprintf(prefix, sizeof(prefix), "btl_%s", component_name);
     if (ebtl_if_enumerate(&all, &nall, err, sizeof(err)) != 0) {
-        EBTL_ERROR("btl %s: %s", component_name, err);
+        interfaces_unusable(component_name, err);
         return -1;
     }
     /* An include list replaces the default exclude list; both set by the
@@ -182,7 +187,7 @@ static int ifaces_select(const char *component_name, ebtl_mca_ifaces_t *params)
     }
     free(all);
     if (rc != 0) {
-        EBTL_ERROR("btl %s: %s", component_name, err);
+        interfaces_unusable(component_name, err);
         return -1;
     }
     for (size_t i = 0; i < *count; i++) {
@@ -194,6 +199,9 @@ static int ifaces_select(const char *component_name, ebtl_mca_ifaces_t *params)
 
 int ebtl_mca_component_open(void)
 {
+    if (self != NULL) {
+        ebtl_help_open(self->super.btl_version.mca_component_name);
+    }
     return OPAL_SUCCESS;
 }
 
@@ -232,7 +240,8 @@ bool ebtl_mca_faults_valid(const char *component_name, const ebtl_mca_faults_t *
     ebtl_fault_config_t c = faults_config(f);
     char err[256];
     if (ebtl_fault_config_check(&c, err, sizeof(err)) != 0) {
-        EBTL_ERROR("btl %s: btl_%s_%s", component_name, component_name, err);
+        EBTL_SHOW_HELP("fault-parameter", component_name, component_name, err, component_name,
+                       ebtl_help_host());
         return false;
     }
     return true;

@@ -17,9 +17,6 @@
 #define EBTL_VERBOSE(level, ...) \
     opal_output_verbose((level), opal_btl_base_framework.framework_output, __VA_ARGS__)
 
-/* One clear message, always shown: a bad value or an unusable setup. */
-#define EBTL_ERROR(...) opal_output(0, __VA_ARGS__)
-
 /* The interface-selection parameters every component has, and what they
  * selected at init (ebtl_mca_component_ready). */
 typedef struct ebtl_mca_ifaces {
