@@ -56,20 +56,25 @@ const char *ebtl_help_host(void)
     return opal_process_info.nodename != NULL ? opal_process_info.nodename : "?";
 }
 
-void ebtl_help_show(const char *topic, ...)
+bool ebtl_help_show(const char *topic, ...)
 {
     va_list ap;
     va_start(ap, topic);
     char *text = opal_show_help_vstring(ebtl_help_file, topic, true, ap);
     va_end(ap);
-    if (text != NULL) {   /* else Open MPI said it found no such file or topic */
-        fputs(text, stderr);
-        fflush(stderr);
-        free(text);
+    if (text == NULL) {
+        return false;   /* Open MPI said it found no such file or topic */
     }
+    fputs(text, stderr);
+    fflush(stderr);
+    free(text);
+    return true;
 }
 
 void ebtl_help_bad_param(const char *fact)
 {
-    EBTL_SHOW_HELP("bad-parameter", component, fact, component, ebtl_help_host(), component);
+    if (!EBTL_SHOW_HELP("bad-parameter", component, fact, component, ebtl_help_host(),
+                        component)) {
+        fprintf(stderr, "btl %s: %s\n", component, fact);
+    }
 }

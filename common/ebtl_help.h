@@ -23,6 +23,8 @@
 #include <opal_config.h>
 #include <opal/util/show_help.h>
 
+#include <stdbool.h>
+
 /* This component's help file (set by ebtl_help_open). */
 extern char ebtl_help_file[];
 
@@ -35,12 +37,14 @@ const char *ebtl_help_component(void);
 const char *ebtl_help_host(void);
 
 /* Show topic from this component's help file, between dashed lines; the
- * arguments fill its %s, %d ... in order. */
-void ebtl_help_show(const char *topic, ...);
+ * arguments fill its %s, %d ... in order. False when there is no such file
+ * or topic (Open MPI then printed its "Sorry!" placeholder). */
+bool ebtl_help_show(const char *topic, ...);
 #define EBTL_SHOW_HELP(topic, ...) ebtl_help_show((topic), __VA_ARGS__)
 
 /* A parameter value this component cannot use: fact says which and why
- * ("btl_x_y=5 is out of range [6, 9]"). */
+ * ("btl_x_y=5 is out of range [6, 9]"); said in one line if the help file
+ * is missing. */
 void ebtl_help_bad_param(const char *fact);
 
 #endif
