@@ -1,7 +1,5 @@
-/* Open MPI glue shared by both components. */
+/* The component base: parameters, open, close, init, the fault layer. */
 #include "ebtl_mca.h"
-
-#include "ebtl_help.h"
 
 #include <opal/mca/base/mca_base_var.h>
 #include <opal/runtime/opal.h>
@@ -10,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The component this copy of common/ belongs to (one per .so), for open
- * and close: set by ebtl_mca_register. */
+#include "ebtl_help.h"
+
+/* The component this copy of common/ belongs to (one per .so), for open,
+ * close and init: set by ebtl_mca_register, which Open MPI calls first. */
 static ebtl_component_t *self;
 
 /* ------------------------------------------------------ registration */

@@ -1,6 +1,9 @@
 /*
- * Open MPI glue shared by both components: the runtime version guard, the
- * interface-selection parameters, and reporting through btl_base_verbose.
+ * The component both components share: Open MPI's component struct with
+ * the parameters every component has (interfaces, the test-only fault
+ * layer), registration of parameters from a table, open, close and init
+ * (the runtime version guard, the component's checks, interface
+ * selection), and reporting through btl_base_verbose.
  */
 #ifndef EBTL_MCA_H
 #define EBTL_MCA_H
@@ -18,12 +21,12 @@
     opal_output_verbose((level), opal_btl_base_framework.framework_output, __VA_ARGS__)
 
 /* The interface-selection parameters every component has, and what they
- * selected at init (ebtl_mca_component_ready). */
+ * selected at init (ebtl_mca_component_init). */
 typedef struct ebtl_mca_ifaces {
     char *if_include;
     char *if_exclude;
     int if_exclude_index;   /* to tell a user's value from the default */
-    ebtl_if_t *selected;     /* after ebtl_mca_ifaces_select */
+    ebtl_if_t *selected;     /* after init */
     size_t count;
 } ebtl_mca_ifaces_t;
 
