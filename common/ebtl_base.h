@@ -90,12 +90,6 @@ int ebtl_module_add_proc(ebtl_module_t *m, opal_proc_t *proc, struct mca_btl_bas
 int ebtl_module_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                           struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **endpoints,
                           struct opal_bitmap_t *reachable);
-/* add_procs of a module without a data path: reaches nobody, so the BML
- * picks another BTL. */
-int ebtl_module_add_procs_none(struct mca_btl_base_module_t *btl, size_t nprocs,
-                               struct opal_proc_t **procs,
-                               struct mca_btl_base_endpoint_t **endpoints,
-                               struct opal_bitmap_t *reachable);
 int ebtl_module_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
                           struct opal_proc_t **procs,
                           struct mca_btl_base_endpoint_t **endpoints);
