@@ -40,34 +40,27 @@ typedef struct esp_reg_slot {
 } esp_reg_slot_t;
 
 typedef struct mca_btl_esp_module {
-    ebtl_module_t base;               /* endpoints, lock, error callback */
+    ebtl_module_t base;      /* endpoints, lock, error callback, descriptors */
     mca_btl_esp_nic_t *nics;
     size_t num_nics;
     esp_proto_t *proto;
     ebtl_dgram_txq_t txq;                 /* datagrams of this pass, sent at its end */
-    opal_pointer_array_t peers;          /* endpoint by peer number */
-    opal_hash_table_t peer_by_id;        /* peer number by process identity */
+    opal_pointer_array_t peers;          /* endpoint by peer number (the references
+                                            are base.peer_by_id's) */
     uint32_t num_peers;
     /* registrations for PUT targets */
     esp_reg_slot_t *regs;
     int32_t num_regs, reg_free;
-    /* fragment descriptors */
-    opal_free_list_t frags_eager;        /* payload room: eager limit */
-    opal_free_list_t frags_max;          /* payload room: max send size */
-    opal_free_list_t frags_user;         /* header room only: data stays in user memory */
-    opal_free_list_t frags_put;          /* no payload room: PUT */
-    uint64_t epoch;
-    int failed;                          /* a peer failed: the job is ending */
+    /* fragment descriptors besides base's */
+    ebtl_frag_list_t frags_user;         /* header room only: data stays in user memory */
+    ebtl_frag_list_t frags_put;          /* no payload room: PUT */
     unsigned passes;                     /* progress passes, for polling idle NICs */
-    size_t add_procs_heap;               /* heap bytes add_procs took ... */
-    uint32_t add_procs_peers;            /* ... for this many peers */
 } mca_btl_esp_module_t;
 
 typedef struct mca_btl_esp_component {
-    mca_btl_base_component_3_0_0_t super;
+    ebtl_component_t base;        /* Open MPI's component, interfaces, fault layer */
 
     /* MCA parameters (btl_esp_component.c) */
-    ebtl_mca_ifaces_t ifaces;     /* if_include/if_exclude and what they selected */
     char *wire_name;
     enum mca_btl_esp_wire wire;
     int window;
@@ -81,7 +74,6 @@ typedef struct mca_btl_esp_component {
     int checksum;                /* 1 on, 0 off, -1 auto: off over loopback */
     int port_min;
     int free_list_max;
-    ebtl_mca_faults_t faults;     /* test-only fault layer (btl_esp_fault_*) */
     int verbose;
 
     mca_btl_esp_module_t *module;  /* the one module (all NICs, all peers) */

@@ -1,6 +1,7 @@
 /*
- * btl esp component: MCA parameters, open/close, init (one module for all
- * selected interfaces and all peers), progress.
+ * btl esp component: MCA parameters and their checks, init (one module for
+ * all selected interfaces and all peers). Open and close are
+ * common/ebtl_mca's, progress is the module's.
  */
 #include "ebtl_config.h"
 
@@ -12,132 +13,10 @@
 #include <opal/runtime/opal_progress.h>
 
 #include "btl_esp_frag.h"
+#include "ebtl_help.h"
 #include "ebtl_params.h"
 
 static const char *const esp_wire_names[] = {"udp", "ofi", "eth", NULL};
-
-static int esp_component_register(void);
-static int esp_component_open(void);
-static int esp_component_close(void);
-static mca_btl_base_module_t **esp_component_init(int *num_btls, bool enable_progress_threads,
-                                                  bool enable_mpi_threads);
-
-mca_btl_esp_component_t mca_btl_esp_component = {
-    .super = {
-        .btl_version = {
-            MCA_BTL_DEFAULT_VERSION("esp"),
-            .mca_open_component = esp_component_open,
-            .mca_close_component = esp_component_close,
-            .mca_register_component_params = esp_component_register,
-        },
-        .btl_data = {
-            .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
-        },
-        .btl_init = esp_component_init,
-        .btl_progress = mca_btl_esp_progress,
-    },
-};
-
-/* ---------------------------------------------------------- parameters */
-
-static void reg_int(const char *name, const char *help, int level, int *storage, int value)
-{
-    *storage = value;
-    (void) mca_base_component_var_register(&mca_btl_esp_component.super.btl_version, name, help,
-                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, level,
-                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
-}
-
-static void reg_str(const char *name, const char *help, int level, char **storage,
-                    const char *value)
-{
-    *storage = (char *) value;
-    (void) mca_base_component_var_register(&mca_btl_esp_component.super.btl_version, name, help,
-                                           MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, level,
-                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
-}
-
-static int esp_component_register(void)
-{
-    mca_btl_esp_component_t *c = &mca_btl_esp_component;
-    mca_base_component_t *v = &c->super.btl_version;
-    esp_proto_config_t d; /* the engine's defaults are the parameters' defaults */
-
-    esp_proto_config_default(&d);
-
-    ebtl_mca_ifaces_register(v, &c->ifaces, "127.0.0.0/8,::1");
-    reg_str("wire", "Datagram service under the protocol: udp (UDP sockets, unprivileged). "
-            "ofi (libfabric FI_EP_DGRAM) and eth (raw Ethernet) are planned, not built yet",
-            OPAL_INFO_LVL_4, &c->wire_name, "udp");
-
-    reg_int("window", "Most segments in flight to one peer (a power of 2, 16..65536); "
-            "memory grows with traffic, not with this", OPAL_INFO_LVL_5, &c->window, (int) d.window);
-    reg_int("ack_delay", "Microseconds a receiver may wait to send a standalone ACK "
-            "(data going back carries it sooner)", OPAL_INFO_LVL_5, &c->ack_delay_us, (int) (d.ack_delay_ns / 1000));
-    reg_int("ack_every", "Segments received before an ACK is sent at once",
-            OPAL_INFO_LVL_5, &c->ack_every, (int) d.ack_every);
-    reg_int("rto_min", "Floor of the adaptive retransmit timeout, microseconds",
-            OPAL_INFO_LVL_5, &c->rto_min_us, (int) (d.rto_min_ns / 1000));
-    reg_int("rto_max", "Ceiling of the retransmit timeout (and its backoff), microseconds",
-            OPAL_INFO_LVL_5, &c->rto_max_us, (int) (d.rto_max_ns / 1000));
-    reg_int("rto_init", "Retransmit timeout before the first RTT measurement, microseconds",
-            OPAL_INFO_LVL_5, &c->rto_init_us, (int) (d.rto_init_ns / 1000));
-    reg_int("peer_timeout", "Seconds without any acknowledgement from a peer that has data "
-            "outstanding before the job is ended with an error naming that peer. Raise it if "
-            "ranks compute for longer than this without calling MPI while others send to them",
-            OPAL_INFO_LVL_4, &c->peer_timeout_s, (int) (d.peer_timeout_ns / 1000000000ull));
-    reg_int("resend_per_pass", "Most retransmissions per progress pass",
-            OPAL_INFO_LVL_6, &c->resend_per_pass, (int) d.resend_per_pass);
-    reg_str("rcvbuf", "Kernel receive buffer of each socket (k/m/g suffixes); as root the "
-            "system limit is bypassed", OPAL_INFO_LVL_5, &c->rcvbuf, "4m");
-    reg_str("sndbuf", "Kernel send buffer of each socket", OPAL_INFO_LVL_5, &c->sndbuf, "4m");
-    reg_str("rcv_budget", "Payload bytes all peers together may have in flight toward this "
-            "process; 0: half of the receive buffer the kernel granted",
-            OPAL_INFO_LVL_5, &c->rcv_budget, "0");
-    reg_str("initial_burst", "Bytes a sender sends at the start of a burst, before the "
-            "receiver's first ACK grants its share of the receive budget",
-            OPAL_INFO_LVL_5, &c->initial_burst, "256k");
-    reg_str("hold_budget", "Out-of-order bytes a receiver keeps per peer while a gap fills",
-            OPAL_INFO_LVL_6, &c->hold_budget, "8m");
-    reg_int("tiny", "Segments up to this many payload bytes, and ACKs, use the priority "
-            "channel (a second socket polled first)", OPAL_INFO_LVL_6, &c->tiny, (int) d.tiny);
-    reg_int("checksum", "CRC-32C over every datagram (the CPU's instruction where present); "
-            "a corrupted datagram is dropped and counted. 1: on every path; 0: off; -1 (auto): "
-            "on every network path, off over loopback, where datagrams never leave memory. "
-            "Must be the same on every process", OPAL_INFO_LVL_4, &c->checksum, -1);
-    reg_int("verbose", "1: print the protocol counters of each process at finalize",
-            OPAL_INFO_LVL_4, &c->verbose, 0);
-    reg_int("free_list_max", "Most fragment descriptors of each kind (-1: no limit)",
-            OPAL_INFO_LVL_9, &c->free_list_max, -1);
-
-    /* Test-only fault injection on the receive path. */
-    ebtl_mca_faults_register(v, &c->faults);
-
-    /* Open MPI's standard btl_esp_* parameters (exclusivity, limits, ...). */
-    static const ebtl_defaults_t defaults = {
-        .exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 100, /* above tcp, below shared memory */
-        .eager_limit = 64 * 1024 - 512, /* one datagram on loopback: measured best for 16-64 KiB */
-        .max_send_size = 64 * 1024 - 512,
-        .rdma_pipeline_frag_size = 4 * 1024 * 1024,
-        .flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_PUT,
-    };
-    mca_btl_esp_module_template.base.super.btl_registration_handle_size =
-        sizeof(struct mca_btl_base_registration_handle_t);
-    return ebtl_mca_register_base_params(v, &mca_btl_esp_module_template.base.super, &defaults);
-}
-
-static int esp_component_open(void)
-{
-    ebtl_mca_ifaces_release(&mca_btl_esp_component.ifaces);
-    mca_btl_esp_component.module = NULL;
-    return OPAL_SUCCESS;
-}
-
-static int esp_component_close(void)
-{
-    ebtl_mca_ifaces_release(&mca_btl_esp_component.ifaces);
-    return OPAL_SUCCESS;
-}
 
 static bool size_param(const char *name, const char *text, uint64_t min, uint64_t max,
                        size_t *out)
@@ -145,7 +24,7 @@ static bool size_param(const char *name, const char *text, uint64_t min, uint64_
     char err[256];
     uint64_t v;
     if (ebtl_param_size(name, text, min, max, &v, err, sizeof(err)) != 0) {
-        EBTL_ERROR("btl esp: %s", err);
+        ebtl_help_bad_param(err);
         return false;
     }
     *out = (size_t) v;
@@ -156,7 +35,7 @@ static bool range_param(const char *name, long long v, long long min, long long 
 {
     char err[256];
     if (ebtl_param_check_range(name, v, min, max, err, sizeof(err)) != 0) {
-        EBTL_ERROR("btl esp: %s", err);
+        ebtl_help_bad_param(err);
         return false;
     }
     return true;
@@ -169,19 +48,23 @@ static bool esp_params_valid(void)
     char err[256];
     int wire = ebtl_param_keyword("btl_esp_wire", c->wire_name, esp_wire_names, err, sizeof(err));
     if (wire < 0) {
-        EBTL_ERROR("btl esp: %s", err);
+        ebtl_help_bad_param(err);
         return false;
     }
     c->wire = (enum mca_btl_esp_wire) wire;
     if (c->wire != ESP_WIRE_UDP) {
-        EBTL_ERROR("btl esp: btl_esp_wire=%s is not built in this version; use btl_esp_wire=udp",
-                  c->wire_name);
+        snprintf(err, sizeof(err), "btl_esp_wire=%s is not built in this version; use "
+                 "btl_esp_wire=udp", c->wire_name);
+        ebtl_help_bad_param(err);
         return false;
     }
     if (!range_param("btl_esp_window", c->window, 16, 65536)
         || (c->window & (c->window - 1)) != 0) {
         if ((c->window & (c->window - 1)) != 0 && c->window >= 16 && c->window <= 65536) {
-            EBTL_ERROR("btl esp: btl_esp_window=%d is not a power of 2 (e.g. 1024, 4096)", c->window);
+            char err[128];
+            snprintf(err, sizeof(err), "btl_esp_window=%d is not a power of 2 (e.g. 1024, 4096)",
+                     c->window);
+            ebtl_help_bad_param(err);
         }
         return false;
     }
@@ -206,22 +89,13 @@ static bool esp_params_valid(void)
                           16 << 20)
            && range_param("btl_esp_eager_limit", (long long) t->btl_eager_limit, 64,
                           (long long) t->btl_max_send_size)
-           && ebtl_mca_faults_valid("esp", &c->faults);
+           && ebtl_mca_faults_valid("esp", &c->base.faults);
 }
 
-static mca_btl_base_module_t **esp_component_init(int *num_btls, bool enable_progress_threads,
-                                                  bool enable_mpi_threads)
+/* One module for every selected address (the module's own set-up is
+ * btl_esp_module.c). */
+static mca_btl_base_module_t **esp_make_modules(int *num_btls)
 {
-    (void) enable_progress_threads;
-    (void) enable_mpi_threads;
-    *num_btls = 0;
-
-    if (!ebtl_mca_version_ok("esp") || !esp_params_valid()) {
-        return NULL;
-    }
-    if (ebtl_mca_ifaces_select("esp", &mca_btl_esp_component.ifaces) != 0) {
-        return NULL;
-    }
     mca_btl_esp_module_t *m = calloc(1, sizeof(*m));
     mca_btl_base_module_t **btls = malloc(sizeof(*btls));
     if (m == NULL || btls == NULL) {
@@ -240,3 +114,78 @@ static mca_btl_base_module_t **esp_component_init(int *num_btls, bool enable_pro
     *num_btls = 1;
     return btls;
 }
+
+static int esp_component_register(void)
+{
+    mca_btl_esp_component_t *c = &mca_btl_esp_component;
+    esp_proto_config_t d; /* the engine's defaults are the parameters' defaults */
+    esp_proto_config_default(&d);
+
+    const ebtl_mca_param_t params[] = {
+        EBTL_PARAM_STR("wire", OPAL_INFO_LVL_4, &c->wire_name, "udp",
+            "Datagram service under the protocol: udp (UDP sockets, unprivileged). ofi "
+            "(libfabric FI_EP_DGRAM) and eth (raw Ethernet) are planned, not built yet"),
+        EBTL_PARAM_INT("window", OPAL_INFO_LVL_5, &c->window, (int) d.window,
+            "Most segments in flight to one peer (a power of 2, 16..65536); memory grows with "
+            "traffic, not with this"),
+        EBTL_PARAM_INT("ack_delay", OPAL_INFO_LVL_5, &c->ack_delay_us,
+            (int) (d.ack_delay_ns / 1000), "Microseconds a receiver may wait to send a "
+            "standalone ACK (data going back carries it sooner)"),
+        EBTL_PARAM_INT("ack_every", OPAL_INFO_LVL_5, &c->ack_every, (int) d.ack_every,
+            "Segments received before an ACK is sent at once"),
+        EBTL_PARAM_INT("rto_min", OPAL_INFO_LVL_5, &c->rto_min_us, (int) (d.rto_min_ns / 1000),
+            "Floor of the adaptive retransmit timeout, microseconds"),
+        EBTL_PARAM_INT("rto_max", OPAL_INFO_LVL_5, &c->rto_max_us, (int) (d.rto_max_ns / 1000),
+            "Ceiling of the retransmit timeout (and its backoff), microseconds"),
+        EBTL_PARAM_INT("rto_init", OPAL_INFO_LVL_5, &c->rto_init_us, (int) (d.rto_init_ns / 1000),
+            "Retransmit timeout before the first RTT measurement, microseconds"),
+        EBTL_PARAM_INT("peer_timeout", OPAL_INFO_LVL_4, &c->peer_timeout_s,
+            (int) (d.peer_timeout_ns / 1000000000ull), "Seconds without any acknowledgement "
+            "from a peer that has data outstanding before the job is ended with an error naming "
+            "that peer. Raise it if ranks compute for longer than this without calling MPI while "
+            "others send to them"),
+        EBTL_PARAM_INT("resend_per_pass", OPAL_INFO_LVL_6, &c->resend_per_pass,
+            (int) d.resend_per_pass, "Most retransmissions per progress pass"),
+        EBTL_PARAM_STR("rcvbuf", OPAL_INFO_LVL_5, &c->rcvbuf, "4m",
+            "Kernel receive buffer of each socket (k/m/g suffixes); as root the system limit is "
+            "bypassed"),
+        EBTL_PARAM_STR("sndbuf", OPAL_INFO_LVL_5, &c->sndbuf, "4m",
+            "Kernel send buffer of each socket"),
+        EBTL_PARAM_STR("rcv_budget", OPAL_INFO_LVL_5, &c->rcv_budget, "0",
+            "Payload bytes all peers together may have in flight toward this process; 0: half "
+            "of the receive buffer the kernel granted"),
+        EBTL_PARAM_STR("initial_burst", OPAL_INFO_LVL_5, &c->initial_burst, "256k",
+            "Bytes a sender sends at the start of a burst, before the receiver's first ACK "
+            "grants its share of the receive budget"),
+        EBTL_PARAM_STR("hold_budget", OPAL_INFO_LVL_6, &c->hold_budget, "8m",
+            "Out-of-order bytes a receiver keeps per peer while a gap fills"),
+        EBTL_PARAM_INT("tiny", OPAL_INFO_LVL_6, &c->tiny, (int) d.tiny,
+            "Segments up to this many payload bytes, and ACKs, use the priority channel (a "
+            "second socket polled first)"),
+        EBTL_PARAM_INT("checksum", OPAL_INFO_LVL_4, &c->checksum, -1,
+            "CRC-32C over every datagram (the CPU's instruction where present); a corrupted "
+            "datagram is dropped and counted. 1: on every path; 0: off; -1 (auto): on every "
+            "network path, off over loopback, where datagrams never leave memory. Must be the "
+            "same on every process"),
+        EBTL_PARAM_INT("verbose", OPAL_INFO_LVL_4, &c->verbose, 0,
+            "1: print the protocol counters of each process at finalize"),
+        EBTL_PARAM_INT("free_list_max", OPAL_INFO_LVL_9, &c->free_list_max, -1,
+            "Most fragment descriptors of each kind (-1: no limit)"),
+    };
+    static const ebtl_defaults_t defaults = {
+        .exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 100, /* above tcp, below shared memory */
+        .eager_limit = 64 * 1024 - 512, /* one datagram on loopback: measured best for 16-64 KiB */
+        .max_send_size = 64 * 1024 - 512,
+        .rdma_pipeline_frag_size = 4 * 1024 * 1024,
+        .flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_PUT,
+    };
+    mca_btl_esp_module_template.base.super.btl_registration_handle_size =
+        sizeof(struct mca_btl_base_registration_handle_t);
+    return ebtl_mca_register(&c->base, params, sizeof(params) / sizeof(params[0]), &defaults,
+                             &mca_btl_esp_module_template.base.super);
+}
+
+mca_btl_esp_component_t mca_btl_esp_component = {
+    .base = EBTL_COMPONENT("esp", esp_component_register, mca_btl_esp_progress,
+                           esp_params_valid, esp_make_modules),
+};

@@ -1,67 +1,21 @@
 /*
- * btl esp module: the functions ob1 calls (add_procs, alloc, prepare_src,
- * send, sendi, put, register_mem, flush, finalize), the engine's callbacks
- * into ob1 (deliver, complete, peer failure), and progress.
+ * btl esp module: the functions ob1 calls that are esp's own (send, sendi,
+ * put, register_mem, flush, finalize; add_procs, alloc, free and
+ * prepare_src are common/ebtl_base's and ebtl_frag's, with esp's add_one_proc
+ * and its in-place policy), the engine's callbacks into ob1 (deliver,
+ * complete, peer failure), and progress.
  */
 #include "btl_esp.h"
 #include "btl_esp_endpoint.h"
 #include "btl_esp_frag.h"
 
-#include <malloc.h>
 #include <string.h>
-#include <sys/random.h>
-#include <unistd.h>
+
+#include "ebtl_help.h"
 
 #include <opal/datatype/opal_convertor.h>
 #include <opal/mca/pmix/pmix.h>
 #include <opal/util/proc.h>
-
-static int esp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
-                         struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **endpoints,
-                         struct opal_bitmap_t *reachable);
-static int esp_finalize(struct mca_btl_base_module_t *btl);
-static mca_btl_base_descriptor_t *esp_alloc(struct mca_btl_base_module_t *btl,
-                                            struct mca_btl_base_endpoint_t *ep, uint8_t order,
-                                            size_t size, uint32_t flags);
-static int esp_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des);
-static mca_btl_base_descriptor_t *esp_prepare_src(struct mca_btl_base_module_t *btl,
-                                                  struct mca_btl_base_endpoint_t *ep,
-                                                  struct opal_convertor_t *conv, uint8_t order,
-                                                  size_t reserve, size_t *size, uint32_t flags);
-static int esp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
-                    struct mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag);
-static int esp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
-                     struct opal_convertor_t *conv, void *header, size_t header_size,
-                     size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
-                     mca_btl_base_descriptor_t **descriptor);
-static int esp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
-                   void *local_address, uint64_t remote_address,
-                   struct mca_btl_base_registration_handle_t *local_handle,
-                   struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
-                   int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
-                   void *cbcontext, void *cbdata);
-static int esp_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep);
-
-mca_btl_esp_module_t mca_btl_esp_module_template = {
-    .base.super = {
-        .btl_component = &mca_btl_esp_component.super,
-        .btl_add_procs = esp_add_procs,
-        .btl_del_procs = ebtl_module_del_procs,
-        .btl_finalize = esp_finalize,
-        .btl_alloc = esp_alloc,
-        .btl_free = esp_free,
-        .btl_prepare_src = esp_prepare_src,
-        .btl_send = esp_send,
-        .btl_sendi = esp_sendi,
-        .btl_put = esp_put,
-        .btl_register_mem = esp_reg_register,
-        .btl_deregister_mem = esp_reg_deregister,
-        .btl_register_error = ebtl_module_register_error,
-        .btl_flush = esp_flush,
-        .btl_put_limit = 1ull << 30,
-        .btl_put_alignment = 0,
-    },
-};
 
 /* Room a user-memory descriptor keeps for ob1's header. */
 #define USER_FRAG_HEADER_ROOM 256
@@ -70,68 +24,30 @@ mca_btl_esp_module_t mca_btl_esp_module_template = {
 
 static void engine_deliver(void *ctx, uint32_t peer, uint8_t tag, const void *data, size_t len)
 {
-    mca_btl_esp_module_t *m = ctx;
-    const mca_btl_active_message_callback_t *reg = &mca_btl_base_active_message_trigger[tag];
     (void) peer;
-    if (reg->cbfunc == NULL) {
-        return;   /* no one listens to this tag: nothing ob1 sent */
-    }
-    mca_btl_base_segment_t seg = {.seg_addr.pval = (void *) data, .seg_len = len};
-    mca_btl_base_descriptor_t des;
-    memset(&des, 0, sizeof(des));
-    des.des_segments = &seg;
-    des.des_segment_count = 1;
-    reg->cbfunc(&m->base.super, tag, &des, reg->cbdata);
+    ebtl_module_deliver(ctx, tag, data, len);
 }
 
 static void engine_complete(void *ctx, esp_msg_t *msg)
 {
     mca_btl_esp_module_t *m = ctx;
     mca_btl_esp_frag_t *f = msg->user;
-    f->in_engine = false;
     if (msg->kind == ESP_MSG_PUT) {
-        f->put_cb(&m->base.super, f->endpoint, f->put_local, f->put_local_handle, f->put_ctx,
-                  f->put_cbdata, OPAL_SUCCESS);
-        esp_frag_return(f);
+        f->put_cb(&m->base.super, f->super.endpoint, f->put_local, f->put_local_handle,
+                  f->put_ctx, f->put_cbdata, OPAL_SUCCESS);
+        ebtl_frag_return(&f->super);
         return;
     }
-    if (!f->pml_owns) {
-        esp_frag_return(f);   /* completed for ob1 when it was sent */
-        return;
-    }
-    /* Completed now, not inline: ob1 learns it from the callback. Without
-     * BTL ownership ob1 frees it with btl_free, maybe inside the callback. */
-    bool ours = (f->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) != 0;
-    if (f->base.des_cbfunc != NULL) {
-        f->base.des_cbfunc(&m->base.super, f->endpoint, &f->base, OPAL_SUCCESS);
-    }
-    if (ours) {
-        esp_frag_return(f);
-    }
+    ebtl_frag_complete(&m->base.super, &f->super, OPAL_SUCCESS);
 }
 
 static void engine_peer_failed(void *ctx, uint32_t peer, const char *why)
 {
     mca_btl_esp_module_t *m = ctx;
     mca_btl_esp_endpoint_t *ep = opal_pointer_array_get_item(&m->peers, (int) peer);
-    const char *host = ep && ep->proc && ep->proc->proc_hostname ? ep->proc->proc_hostname : "?";
-    char desc[512];
-    snprintf(desc, sizeof(desc),
-             "btl esp: rank %u (host %s) %s; ending the job. If that rank is alive but busy "
-             "outside MPI for longer than this, raise btl_esp_peer_timeout (now %d s)",
-             ep ? (unsigned) (ep->id & 0xffffffffu) : peer, host, why,
-             mca_btl_esp_component.peer_timeout_s);
-    EBTL_ERROR("%s", desc);
-    m->failed = 1;
-    if (m->base.error_cb != NULL) {
-        m->base.error_cb(&m->base.super, MCA_BTL_ERROR_FLAGS_FATAL, ep ? ep->proc : NULL, desc);
-    } else {
-        opal_output(0, "btl esp: no error handler registered; aborting");
-        abort();
-    }
+    ebtl_module_peer_failed(&m->base, ep ? ep->proc : NULL, peer, why,
+                            mca_btl_esp_component.peer_timeout_s);
 }
-
-static int add_one_proc(mca_btl_esp_module_t *m, opal_proc_t *proc, mca_btl_esp_endpoint_t **out);
 
 static int engine_unknown_peer(void *ctx, uint64_t id, uint32_t *peer)
 {
@@ -139,7 +55,7 @@ static int engine_unknown_peer(void *ctx, uint64_t id, uint32_t *peer)
     opal_process_name_t name = {.jobid = (opal_jobid_t) (id >> 32), .vpid = (opal_vpid_t) id};
     opal_proc_t *proc = opal_proc_for_name(name);
     mca_btl_esp_endpoint_t *ep;
-    if (proc == NULL || add_one_proc(m, proc, &ep) != OPAL_SUCCESS) {
+    if (proc == NULL || ebtl_module_add_proc(&m->base, proc, &ep) != OPAL_SUCCESS) {
         return -1;
     }
     *peer = ep->peer;
@@ -147,15 +63,6 @@ static int engine_unknown_peer(void *ctx, uint64_t id, uint32_t *peer)
 }
 
 /* ------------------------------------------------------------ set-up */
-
-static uint64_t random64(void)
-{
-    uint64_t v;
-    if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t) sizeof(v)) {
-        v = ebtl_dgram_now_ns() ^ ((uint64_t) getpid() << 32);
-    }
-    return v;
-}
 
 static void engine_config(mca_btl_esp_module_t *m, esp_proto_config_t *cfg)
 {
@@ -166,8 +73,8 @@ static void engine_config(mca_btl_esp_module_t *m, esp_proto_config_t *cfg)
      * the job id) may talk to the others, e.g. after MPI_Comm_spawn. */
     cfg->job_key = ((uint64_t) (me.jobid >> 16) * 0x9E3779B97F4A7C15ull) ^ 0x4553505f4b455931ull;
     cfg->my_id = ebtl_proc_id(me);
-    cfg->my_epoch = m->epoch;
-    cfg->seed = random64();
+    cfg->my_epoch = m->base.epoch;
+    cfg->seed = ebtl_random64();
     cfg->window = (uint32_t) c->window;
     cfg->ack_delay_ns = (uint64_t) c->ack_delay_us * 1000;
     cfg->ack_every = (uint32_t) c->ack_every;
@@ -184,25 +91,30 @@ static void engine_config(mca_btl_esp_module_t *m, esp_proto_config_t *cfg)
     cfg->checksum = c->checksum != 0;
 }
 
+static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex_addr_t *addrs,
+                        int n, uint64_t epoch, struct mca_btl_base_endpoint_t **out);
+
 int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
 {
     mca_btl_esp_component_t *c = &mca_btl_esp_component;
+    size_t fsize = sizeof(mca_btl_esp_frag_t);
     *m = mca_btl_esp_module_template;
-    ebtl_module_construct(&m->base);
     OBJ_CONSTRUCT(&m->peers, opal_pointer_array_t);
     opal_pointer_array_init(&m->peers, 16, INT32_MAX, 16);
-    OBJ_CONSTRUCT(&m->peer_by_id, opal_hash_table_t);
-    opal_hash_table_init(&m->peer_by_id, 64);
     m->reg_free = -1;
-    m->epoch = random64() | 1;
-
-    mca_btl_base_module_t *b = &m->base.super;
-    if (esp_frag_list_init(&m->frags_eager, b->btl_eager_limit, c->free_list_max) != OPAL_SUCCESS
-        || esp_frag_list_init(&m->frags_max, b->btl_max_send_size, c->free_list_max) != OPAL_SUCCESS
-        || esp_frag_list_init(&m->frags_user, USER_FRAG_HEADER_ROOM, c->free_list_max) != OPAL_SUCCESS
-        || esp_frag_list_init(&m->frags_put, 0, c->free_list_max) != OPAL_SUCCESS) {
+    if (ebtl_module_construct(&m->base, EBTL_MODEX_KIND_ESP, add_one_proc, fsize, 0,
+                              c->free_list_max) != OPAL_SUCCESS
+        || ebtl_frag_list_init(&m->frags_user, fsize, 0, USER_FRAG_HEADER_ROOM, c->free_list_max)
+               != OPAL_SUCCESS
+        || ebtl_frag_list_init(&m->frags_put, fsize, 0, 0, c->free_list_max) != OPAL_SUCCESS) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
+    /* A contiguous payload that does not fit an eager fragment is sent from
+     * the user's memory: the engine keeps the descriptor until the peer
+     * acknowledges every byte. */
+    m->base.frags_inplace = &m->frags_user;
+    m->base.inplace_min = 1;
+    m->base.inplace_above = m->base.super.btl_eager_limit;
     int rc = esp_wire_open(m);
     if (rc != OPAL_SUCCESS) {
         return rc;
@@ -224,7 +136,7 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
     }
     rc = esp_wire_modex_send(m);
     if (rc != OPAL_SUCCESS) {
-        EBTL_ERROR("btl esp: publishing our addresses failed (%d)", rc);
+        EBTL_SHOW_HELP("modex-send-failed", "esp", rc, "esp", ebtl_help_host());
         return rc;
     }
     EBTL_VERBOSE(1, "btl esp: %zu address(es), window %d, checksum %s, receive budget %zu bytes",
@@ -234,22 +146,12 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
     return OPAL_SUCCESS;
 }
 
-/* Make an endpoint for proc (once), from its modex record. */
-static int add_one_proc(mca_btl_esp_module_t *m, opal_proc_t *proc, mca_btl_esp_endpoint_t **out)
+/* Make an endpoint for proc from its addresses: a peer of the engine. */
+static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex_addr_t *addrs,
+                        int n, uint64_t epoch, struct mca_btl_base_endpoint_t **out)
 {
+    mca_btl_esp_module_t *m = (mca_btl_esp_module_t *) base;
     uint64_t id = ebtl_proc_id(proc->proc_name);
-    void *known;
-    if (opal_hash_table_get_value_uint64(&m->peer_by_id, id, &known) == OPAL_SUCCESS) {
-        *out = known;
-        return OPAL_SUCCESS;
-    }
-    ebtl_modex_addr_t addrs[EBTL_MODEX_MAX_ADDRS];
-    uint64_t epoch = 0;
-    int n = ebtl_modex_recv(&mca_btl_esp_component.super.btl_version, EBTL_MODEX_KIND_ESP,
-                               proc, addrs, EBTL_MODEX_MAX_ADDRS, &epoch);
-    if (n < 0) {
-        return n;
-    }
     size_t nic = 0;
     bool same_host = OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags);
     int a = esp_endpoint_choose_path(m, addrs, n, same_host, &nic);
@@ -277,54 +179,23 @@ static int add_one_proc(mca_btl_esp_module_t *m, opal_proc_t *proc, mca_btl_esp_
         max = peer_max;
     }
     if (esp_proto_add_peer(m->proto, ep->peer, id, epoch, max) != 0) {
-        EBTL_ERROR("btl esp: cannot add rank %u (datagrams of %zu bytes are too small, or out "
-                  "of memory)", proc->proc_name.vpid, max);
+        EBTL_SHOW_HELP("peer-datagram-too-small", (unsigned) proc->proc_name.vpid, max,
+                       ebtl_help_host(), proc->proc_hostname ? proc->proc_hostname : "?");
         OBJ_RELEASE(ep);
         return OPAL_ERR_UNREACH;
     }
     /* Auto: over loopback datagrams never leave memory, so no checksum,
      * unless the test-only fault layer corrupts them. */
     int crc = mca_btl_esp_component.checksum;
-    bool memory_only = m->nics[nic].iface.loopback && mca_btl_esp_component.faults.corrupt == 0;
+    bool memory_only = m->nics[nic].iface.loopback && mca_btl_esp_component.base.faults.corrupt == 0;
     (void) esp_proto_peer_checksum(m->proto, ep->peer, crc == 1 || (crc == -1 && !memory_only));
     m->num_peers++;
     m->nics[nic].active = true;
     opal_pointer_array_set_item(&m->peers, (int) ep->peer, ep);
-    opal_hash_table_set_value_uint64(&m->peer_by_id, id, ep);
-    opal_list_append(&m->base.endpoints, &ep->super);
-    OBJ_RETAIN(ep);   /* one reference for the list, one for the peer table */
     char a_buf[64];
     EBTL_VERBOSE(20, "btl esp: rank %u via %s, datagrams up to %zu bytes", proc->proc_name.vpid,
                 ebtl_sockaddr_format(&ep->to[ESP_CH_DATA], a_buf, sizeof(a_buf)), max);
     *out = ep;
-    return OPAL_SUCCESS;
-}
-
-static int esp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
-                         struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **endpoints,
-                         struct opal_bitmap_t *reachable)
-{
-    mca_btl_esp_module_t *m = (mca_btl_esp_module_t *) btl;
-    opal_proc_t *me = opal_proc_local_get();
-    ESP_LOCK(m);
-    /* What a peer costs before any traffic, for the finalize report. */
-    size_t heap_before = mallinfo2().uordblks;
-    uint32_t peers_before = m->num_peers;
-    for (size_t i = 0; i < nprocs; i++) {
-        mca_btl_esp_endpoint_t *ep = NULL;
-        endpoints[i] = NULL;
-        if (procs[i] == me || add_one_proc(m, procs[i], &ep) != OPAL_SUCCESS) {
-            continue;
-        }
-        endpoints[i] = ep;
-        if (reachable != NULL) {
-            opal_bitmap_set_bit(reachable, (int) i);
-        }
-    }
-    size_t heap_after = mallinfo2().uordblks;
-    m->add_procs_heap += heap_after > heap_before ? heap_after - heap_before : 0;
-    m->add_procs_peers += m->num_peers - peers_before;
-    ESP_UNLOCK(m);
     return OPAL_SUCCESS;
 }
 
@@ -336,105 +207,13 @@ static int esp_finalize(struct mca_btl_base_module_t *btl)
     m->proto = NULL;
     esp_wire_close(m);
     esp_reg_fini(m);
-    for (int i = 0; i < opal_pointer_array_get_size(&m->peers); i++) {
-        mca_btl_esp_endpoint_t *ep = opal_pointer_array_get_item(&m->peers, i);
-        if (ep != NULL) {
-            OBJ_RELEASE(ep);
-        }
-    }
     OBJ_DESTRUCT(&m->peers);
-    OBJ_DESTRUCT(&m->peer_by_id);
-    OBJ_DESTRUCT(&m->frags_eager);
-    OBJ_DESTRUCT(&m->frags_max);
-    OBJ_DESTRUCT(&m->frags_user);
-    OBJ_DESTRUCT(&m->frags_put);
+    OBJ_DESTRUCT(&m->frags_user.super);
+    OBJ_DESTRUCT(&m->frags_put.super);
     ebtl_module_finalize(btl);
     mca_btl_esp_component.module = NULL;
     free(m);
     return OPAL_SUCCESS;
-}
-
-/* ------------------------------------------------------- descriptors */
-
-static mca_btl_base_descriptor_t *esp_alloc(struct mca_btl_base_module_t *btl,
-                                            struct mca_btl_base_endpoint_t *ep, uint8_t order,
-                                            size_t size, uint32_t flags)
-{
-    mca_btl_esp_module_t *m = (mca_btl_esp_module_t *) btl;
-    (void) order;
-    opal_free_list_t *list = size <= btl->btl_eager_limit ? &m->frags_eager
-                             : size <= btl->btl_max_send_size ? &m->frags_max : NULL;
-    mca_btl_esp_frag_t *f = list ? esp_frag_get(list) : NULL;
-    if (f == NULL) {
-        return NULL;
-    }
-    f->endpoint = ep;
-    f->segments[0].seg_len = size;
-    f->base.des_flags = flags;
-    f->base.order = MCA_BTL_NO_ORDER;
-    return &f->base;
-}
-
-static int esp_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
-{
-    mca_btl_esp_frag_t *f = (mca_btl_esp_frag_t *) des;
-    (void) btl;
-    f->pml_owns = false;
-    if (!f->in_engine) {
-        esp_frag_return(f);
-    }
-    return OPAL_SUCCESS;
-}
-
-static mca_btl_base_descriptor_t *esp_prepare_src(struct mca_btl_base_module_t *btl,
-                                                  struct mca_btl_base_endpoint_t *ep,
-                                                  struct opal_convertor_t *conv, uint8_t order,
-                                                  size_t reserve, size_t *size, uint32_t flags)
-{
-    mca_btl_esp_module_t *m = (mca_btl_esp_module_t *) btl;
-    size_t max_data = *size;
-    struct iovec iov;
-    uint32_t iov_count = 1;
-    mca_btl_esp_frag_t *f;
-    (void) order;
-    if (max_data + reserve > btl->btl_max_send_size) {
-        max_data = btl->btl_max_send_size - reserve;
-    }
-    if (opal_convertor_need_buffers(conv) || max_data + reserve <= btl->btl_eager_limit) {
-        /* Pack into our own buffer: the send can complete at once. */
-        f = esp_frag_get(max_data + reserve <= btl->btl_eager_limit ? &m->frags_eager
-                                                                    : &m->frags_max);
-        if (f == NULL) {
-            return NULL;
-        }
-        iov.iov_len = max_data;
-        iov.iov_base = f->buf + reserve;
-        if (opal_convertor_pack(conv, &iov, &iov_count, &max_data) < 0) {
-            esp_frag_return(f);
-            return NULL;
-        }
-        f->segments[0].seg_len = reserve + max_data;
-    } else {
-        /* Contiguous and large: send straight from the user's memory. */
-        if (reserve > USER_FRAG_HEADER_ROOM || (f = esp_frag_get(&m->frags_user)) == NULL) {
-            return NULL;
-        }
-        iov.iov_len = max_data;
-        iov.iov_base = NULL;
-        if (opal_convertor_pack(conv, &iov, &iov_count, &max_data) < 0) {
-            esp_frag_return(f);
-            return NULL;
-        }
-        f->segments[0].seg_len = reserve;
-        f->segments[1].seg_addr.pval = iov.iov_base;
-        f->segments[1].seg_len = max_data;
-        f->base.des_segment_count = 2;
-    }
-    f->endpoint = ep;
-    f->base.des_flags = flags;
-    f->base.order = MCA_BTL_NO_ORDER;
-    *size = max_data;
-    return &f->base;
 }
 
 /* ------------------------------------------------------------- moving */
@@ -453,8 +232,8 @@ static int esp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         msg->iov[i].iov_base = des->des_segments[i].seg_addr.pval;
         msg->iov[i].iov_len = des->des_segments[i].seg_len;
     }
-    f->endpoint = ep;
-    f->in_engine = true;
+    f->super.endpoint = ep;
+    f->super.held = true;
     msg->prompt_ack = !(des->des_segment_count == 1
                         && (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP));
     /* Our own copy of the bytes and ours to free: done for ob1 now; the
@@ -462,7 +241,7 @@ static int esp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     bool inline_done = des->des_segment_count == 1
                        && (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
     if (inline_done) {
-        f->pml_owns = false;
+        f->super.pml_owns = false;
     }
     ESP_LOCK(m);
     int rc = esp_proto_send(m->proto, ep->peer, msg, ebtl_dgram_now_ns());
@@ -488,16 +267,9 @@ static int esp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
     size_t total = header_size + payload_size;
     if (total <= esp_proto_copy_limit(m->proto)) {
         uint8_t data[total > 0 ? total : 1];
-        memcpy(data, header, header_size);
-        size_t pos = conv->bConverted;
-        if (payload_size > 0) {
-            struct iovec iov = {data + header_size, payload_size};
-            uint32_t n = 1;
-            size_t max = payload_size;
-            if (opal_convertor_pack(conv, &iov, &n, &max) < 0 || max != payload_size) {
-                opal_convertor_set_position(conv, &pos);
-                goto busy;
-            }
+        size_t pos;
+        if (!ebtl_sendi_pack(data, conv, header, header_size, payload_size, &pos)) {
+            return ebtl_sendi_busy(btl, ep, order, total, flags, descriptor);
         }
         struct iovec one = {data, total};
         ESP_LOCK(m);
@@ -510,11 +282,7 @@ static int esp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
         /* Not now (window full, not connected yet): the normal path. */
         opal_convertor_set_position(conv, &pos);
     }
-busy:
-    if (descriptor != NULL) {
-        *descriptor = esp_alloc(btl, ep, order, total, flags);
-    }
-    return OPAL_ERR_RESOURCE_BUSY;
+    return ebtl_sendi_busy(btl, ep, order, total, flags, descriptor);
 }
 
 static int esp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
@@ -530,7 +298,7 @@ static int esp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoi
     if (remote_handle == NULL || size == 0) {
         return OPAL_ERR_BAD_PARAM;
     }
-    mca_btl_esp_frag_t *f = esp_frag_get(&m->frags_put);
+    mca_btl_esp_frag_t *f = (mca_btl_esp_frag_t *) ebtl_frag_get(&m->frags_put);
     if (f == NULL) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -544,20 +312,20 @@ static int esp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoi
     msg->put_key = remote_handle->key;
     msg->prompt_ack = true;
     msg->put_addr = remote_address;
-    f->endpoint = ep;
+    f->super.endpoint = ep;
     f->put_cb = cbfunc;
     f->put_local = local_address;
     f->put_local_handle = local_handle;
     f->put_ctx = cbcontext;
     f->put_cbdata = cbdata;
-    f->in_engine = true;
-    f->pml_owns = false;
+    f->super.held = true;
+    f->super.pml_owns = false;
     ESP_LOCK(m);
     int rc = esp_proto_send(m->proto, ep->peer, msg, ebtl_dgram_now_ns());
     ebtl_dgram_txq_flush(&m->txq);
     ESP_UNLOCK(m);
     if (rc != 0) {
-        esp_frag_return(f);
+        ebtl_frag_return(&f->super);
         return OPAL_ERR_UNREACH;
     }
     return OPAL_SUCCESS;
@@ -568,7 +336,7 @@ static int esp_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
     mca_btl_esp_module_t *m = (mca_btl_esp_module_t *) btl;
     (void) ep;
     /* Everything sent is acknowledged (puts are then complete). */
-    while (!m->failed) {
+    while (!m->base.failed) {
         ESP_LOCK(m);
         bool idle = esp_proto_idle(m->proto);
         ESP_UNLOCK(m);
@@ -577,7 +345,7 @@ static int esp_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
         }
         mca_btl_esp_progress();
     }
-    return m->failed ? OPAL_ERROR : OPAL_SUCCESS;
+    return m->base.failed ? OPAL_ERROR : OPAL_SUCCESS;
 }
 
 int mca_btl_esp_progress(void)
@@ -594,3 +362,17 @@ int mca_btl_esp_progress(void)
     ESP_UNLOCK(m);
     return n;
 }
+
+/* The module every process has: common/ebtl_base's functions, esp's own
+ * moving functions, and PUT (emulated: the engine writes into the target). */
+mca_btl_esp_module_t mca_btl_esp_module_template = {
+    .base.super = {
+        EBTL_MODULE_TEMPLATE(&mca_btl_esp_component.base.super, esp_finalize, esp_send, esp_sendi),
+        .btl_put = esp_put,
+        .btl_register_mem = esp_reg_register,
+        .btl_deregister_mem = esp_reg_deregister,
+        .btl_flush = esp_flush,
+        .btl_put_limit = 1ull << 30,
+        .btl_put_alignment = 0,
+    },
+};

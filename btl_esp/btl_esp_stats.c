@@ -8,10 +8,10 @@
 
 #include <stddef.h>
 
-#include <opal/mca/base/mca_base_pvar.h>
+#include "ebtl_stats.h"
 
 typedef struct esp_counter {
-    ebtl_mca_counter_t id;   /* name and help */
+    ebtl_counter_t id;      /* name and help */
     size_t offset;          /* in esp_proto_stats_t */
 } esp_counter_t;
 
@@ -44,29 +44,25 @@ static const esp_counter_t counters[] = {
 #undef C
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
 
-static int pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+/* The engine's counters of module m (0s without one), in table order. */
+static void collect_module(const mca_btl_esp_module_t *m, uint64_t *v)
 {
-    (void) pvar;
-    (void) obj;
-    const esp_counter_t *c = pvar->ctx;
-    mca_btl_esp_module_t *m = mca_btl_esp_component.module;
-    uint64_t v = 0;
-    if (m != NULL && m->proto != NULL) {
-        v = *(const uint64_t *) ((const char *) esp_proto_stats(m->proto) + c->offset);
+    const esp_proto_stats_t *st = m != NULL && m->proto != NULL ? esp_proto_stats(m->proto) : NULL;
+    for (size_t i = 0; i < NCOUNTERS; i++) {
+        v[i] = st ? *(const uint64_t *) ((const char *) st + counters[i].offset) : 0;
     }
-    *(unsigned long long *) value = (unsigned long long) v;
-    return OPAL_SUCCESS;
 }
+
+static void collect(uint64_t *v)
+{
+    collect_module(mca_btl_esp_component.module, v);
+}
+
+static const ebtl_stats_t stats = {counters, NCOUNTERS, sizeof(counters[0]), collect};
 
 void esp_stats_register_pvars(void)
 {
-    static bool done;
-    if (done) {
-        return;
-    }
-    done = true;
-    ebtl_mca_counters_register_pvars(&mca_btl_esp_component.super.btl_version, counters, NCOUNTERS,
-                                    sizeof(counters[0]), pvar_read);
+    ebtl_stats_register_pvars(&mca_btl_esp_component.base.super.btl_version, &stats);
 }
 
 void esp_stats_report(mca_btl_esp_module_t *m)
@@ -74,16 +70,10 @@ void esp_stats_report(mca_btl_esp_module_t *m)
     if (mca_btl_esp_component.verbose < 1 || m->proto == NULL) {
         return;
     }
-    const esp_proto_stats_t *st = esp_proto_stats(m->proto);
-    char line[2048];
-    size_t n = 0;
-    for (size_t i = 0; i < NCOUNTERS && n < sizeof(line); i++) {
-        uint64_t v = *(const uint64_t *) ((const char *) st + counters[i].offset);
-        n += (size_t) snprintf(line + n, sizeof(line) - n, " %s=%llu", counters[i].id.name,
-                               (unsigned long long) v);
-    }
+    uint64_t v[NCOUNTERS];
+    collect_module(m, v);
+    ebtl_stats_print("esp", &stats, v, 0, NCOUNTERS, NULL);
     unsigned rank = OPAL_PROC_MY_NAME.vpid;
-    opal_output(0, "btl esp stats rank %u:%s", rank, line);
 
     /* Round trip and memory per peer that saw traffic. */
     uint64_t srtt_sum = 0;
@@ -106,7 +96,7 @@ void esp_stats_report(mca_btl_esp_module_t *m)
     opal_output(0, "btl esp stats rank %u: peers=%u connected=%zu srtt_avg_us=%.1f "
                 "peer_state_bytes=%zu idle_peer_heap_bytes=%zu", rank, m->num_peers, connected,
                 connected ? (double) srtt_sum / connected / 1e3 : 0.0, mem,
-                m->add_procs_peers ? m->add_procs_heap / m->add_procs_peers : 0);
+                m->base.add_procs_peers ? m->base.add_procs_heap / m->base.add_procs_peers : 0);
 
     /* The wire: kernel refusals and the test-only fault layer. */
     uint64_t tx_err = 0;

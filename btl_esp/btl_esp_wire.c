@@ -13,6 +13,8 @@
 #include <opal/mca/pmix/pmix.h>
 #include <opal/util/proc.h>
 
+#include "ebtl_help.h"
+
 /* The priority channel carries small datagrams: a modest buffer. */
 #define PRIO_BUF (1u << 20)
 /* Batches read from one socket per progress pass at most. */
@@ -32,28 +34,28 @@ static void close_nic(mca_btl_esp_nic_t *nic)
 int esp_wire_open(mca_btl_esp_module_t *m)
 {
     mca_btl_esp_component_t *c = &mca_btl_esp_component;
-    m->nics = calloc(c->ifaces.count, sizeof(*m->nics));
+    m->nics = calloc(c->base.ifaces.count, sizeof(*m->nics));
     if (m->nics == NULL) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     m->num_nics = 0;
-    for (size_t i = 0; i < c->ifaces.count; i++) {
+    for (size_t i = 0; i < c->base.ifaces.count; i++) {
         mca_btl_esp_nic_t *nic = &m->nics[m->num_nics];
         char err[512];
-        nic->iface = c->ifaces.selected[i];
+        nic->iface = c->base.ifaces.selected[i];
         nic->sock[0].fd = nic->sock[1].fd = -1;
         ebtl_dgram_open_args_t data = {&nic->iface, 0, c->rcvbuf_bytes, c->sndbuf_bytes, false};
         ebtl_dgram_open_args_t prio = {&nic->iface, 0, PRIO_BUF, PRIO_BUF, false};
         if (ebtl_dgram_open(&nic->sock[ESP_CH_DATA], &data, err, sizeof(err)) != 0
             || ebtl_dgram_open(&nic->sock[ESP_CH_PRIO], &prio, err, sizeof(err)) != 0) {
             char buf[96];
-            EBTL_ERROR("btl esp: cannot use %s: %s; leave it out with btl_esp_if_exclude",
-                      ebtl_if_format(&nic->iface, buf, sizeof(buf)), err);
+            EBTL_SHOW_HELP("interface-unusable", ebtl_if_format(&nic->iface, buf, sizeof(buf)), err,
+                           ebtl_help_host());
             close_nic(nic);
             continue;
         }
         for (int ch = 0; ch < 2; ch++) {
-            nic->sock[ch].fault = ebtl_mca_faults_create(&c->faults, 2, (unsigned) ch,
+            nic->sock[ch].fault = ebtl_mca_faults_create(&c->base.faults, 2, (unsigned) ch,
                                                        EBTL_DGRAM_MAX_PAYLOAD);
         }
         m->num_nics++;
@@ -97,9 +99,9 @@ int esp_wire_modex_send(mca_btl_esp_module_t *m)
         memcpy(addrs[n].addr, nic->iface.addr, sizeof(addrs[n].addr));
     }
     uint8_t buf[256 + EBTL_MODEX_MAX_ADDRS * sizeof(ebtl_modex_wire_addr_t)];
-    size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, m->epoch, addrs, n, buf, sizeof(buf));
+    size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, m->base.epoch, addrs, n, buf, sizeof(buf));
     int rc;
-    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_esp_component.super.btl_version, buf, len);
+    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_esp_component.base.super.btl_version, buf, len);
     return rc;
 }
 

@@ -20,28 +20,22 @@
 #include "ebtl_modex.h"
 
 typedef struct mca_btl_sctp_module {
-    ebtl_module_t base;      /* endpoints, lock, error callback */
+    ebtl_module_t base;      /* endpoints, lock, error callback, descriptors */
     ebtl_if_t *ifaces;           /* one (one-to-one) or all (one-to-many) local addresses */
     size_t num_ifaces;
     bsctp_stack_t stack;
     bool stack_open;
-    opal_hash_table_t peer_by_id;   /* endpoint by process identity */
-    opal_free_list_t frags_eager;   /* payload room: eager limit */
-    opal_free_list_t frags_max;     /* payload room: max send size */
     opal_list_t pending;            /* fragments waiting for send-buffer room, in order per
                                        peer and stream (btl_sctp_module.c flush_pending) */
     uint32_t flush_pass;
     uint64_t flush_input, flush_ns; /* stack.input_datagrams and the clock at the last pass */
     uint8_t *scratch;               /* sendi builds its message here */
-    uint64_t epoch;
-    int failed;                     /* a peer failed: the job is ending */
 } mca_btl_sctp_module_t;
 
 typedef struct mca_btl_sctp_component {
-    mca_btl_base_component_3_0_0_t super;
+    ebtl_component_t base;        /* Open MPI's component, interfaces, fault layer */
 
     /* MCA parameters (btl_sctp_component.c) */
-    ebtl_mca_ifaces_t ifaces;     /* if_include/if_exclude and what they selected */
     char *mode_name;
     char *style_name;
     const bsctp_mode_t *mode;    /* how usrsctp runs (btl_sctp_mode.h) */
@@ -58,7 +52,6 @@ typedef struct mca_btl_sctp_component {
     int stream_map;              /* 1: ob1's fragments spread over streams; 0: all on stream 0 */
     int free_list_max;
     int verbose;                 /* 1: counters of each process at finalize */
-    ebtl_mca_faults_t faults;     /* test-only fault layer (btl_sctp_fault_*) */
 
     mca_btl_sctp_module_t *module;  /* the first module (MPI_T counters read it) */
     /* one-to-many: the one module; one-to-one: one per local address */

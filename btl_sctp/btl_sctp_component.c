@@ -1,5 +1,6 @@
 /*
- * btl sctp component: MCA parameters, open/close, init.
+ * btl sctp component: MCA parameters and their checks, init (open and close
+ * are common/ebtl_mca's, progress the module's).
  * Modes conn and inet, each with style one-to-many (one module for all
  * peers) or one-to-one (one module per local interface).
  */
@@ -8,6 +9,7 @@
 
 #include <opal/mca/base/mca_base_var.h>
 
+#include "ebtl_help.h"
 #include "ebtl_modex.h"
 #include "ebtl_params.h"
 
@@ -19,132 +21,6 @@
 static const bsctp_mode_t *const bsctp_modes[] = {&bsctp_mode_conn, &bsctp_mode_inet, NULL};
 static const bsctp_style_t *const bsctp_styles[] = {&bsctp_style_one_to_one,
                                                     &bsctp_style_one_to_many, NULL};
-
-static int bsctp_component_register(void);
-static int bsctp_component_open(void);
-static int bsctp_component_close(void);
-static mca_btl_base_module_t **bsctp_component_init(int *num_btls, bool enable_progress_threads,
-                                                   bool enable_mpi_threads);
-
-mca_btl_sctp_component_t mca_btl_sctp_component = {
-    .super = {
-        .btl_version = {
-            MCA_BTL_DEFAULT_VERSION("sctp"),
-            .mca_open_component = bsctp_component_open,
-            .mca_close_component = bsctp_component_close,
-            .mca_register_component_params = bsctp_component_register,
-        },
-        .btl_data = {
-            .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
-        },
-        .btl_init = bsctp_component_init,
-        .btl_progress = mca_btl_sctp_progress,
-    },
-};
-
-static int bsctp_component_register(void)
-{
-    mca_base_component_t *c = &mca_btl_sctp_component.super.btl_version;
-
-    ebtl_mca_ifaces_register(c, &mca_btl_sctp_component.ifaces, "127.0.0.0/8,::1");
-
-    mca_btl_sctp_component.mode_name = "conn";
-    (void) mca_base_component_var_register(c, "mode",
-        "How usrsctp is driven: conn (AF_CONN over the BTL's own UDP sockets, no stack "
-        "threads, fastest, one path per association) or inet (threaded usrsctp over UDP "
-        "encapsulation; needed for multihoming failover and CMT)",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
-        MCA_BASE_VAR_SCOPE_READONLY, &mca_btl_sctp_component.mode_name);
-
-    mca_btl_sctp_component.style_name = "one-to-many";
-    (void) mca_base_component_var_register(c, "style",
-        "SCTP socket style: one-to-one (a socket per peer, one module per NIC, the BML "
-        "stripes across NICs) or one-to-many (one socket and one module for all peers; "
-        "with mode inet, multihoming and CMT stripe across NICs)",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
-        MCA_BASE_VAR_SCOPE_READONLY, &mca_btl_sctp_component.style_name);
-
-    mca_btl_sctp_component_t *k = &mca_btl_sctp_component;
-    struct {
-        const char *name, *help;
-        int *var, def;
-    } ints[] = {
-        {"port", "SCTP port inside the UDP datagrams in mode conn (each rank has its own "
-                 "usrsctp stack, so all ranks may use the same one); mode inet binds the number "
-                 "of its UDP encapsulation port instead, unique on the host", &k->port, 5000},
-        {"rto_min", "Least SCTP retransmission timeout, ms (thesis LAN value 20; below the "
-                    "links' queueing delay it causes false retransmissions)", &k->rto_min_ms, 20},
-        {"rto_max", "Largest SCTP retransmission timeout, ms (thesis LAN value 100)",
-         &k->rto_max_ms, 100},
-        {"rto_init", "Initial SCTP retransmission timeout, ms", &k->rto_init_ms, 50},
-        {"sack_delay", "Delayed-SACK timer, ms (usrsctp default 200); every second packet is "
-                       "SACKed at once anyway", &k->sack_delay_ms, 10},
-        {"sack_immediately", "1: a message of one packet asks the receiver for an immediate "
-                             "SACK (the thesis's I-bit; costs the receiver a packet per "
-                             "message); 0: the SACK rides on the receiver's next packet, such "
-                             "as an MPI reply (8-byte ping-pong 30 % faster, measured)",
-         &k->sack_immediately, 0},
-        {"peer_timeout", "Seconds of retransmissions to a peer that does not answer before its "
-                         "association is declared lost and the job ends (in conn mode a peer's "
-                         "stack runs only inside its MPI calls)", &k->peer_timeout_s, 60},
-        {"heartbeat", "Mode inet: SCTP heartbeat interval on idle paths, ms (0: off); usrsctp's "
-                      "threads answer them even while a rank computes outside MPI. Mode conn "
-                      "sends none (a peer's stack runs only inside its MPI calls)",
-         &k->heartbeat_ms, 100},
-        {"streams", "SCTP streams asked for in each direction (SCTP_INITMSG)", &k->streams, 16},
-        {"stream_map", "1: put each ob1 match or rendezvous header on a stream chosen from its "
-                       "(communicator, tag) and ob1's other headers on streams of their own, "
-                       "so a loss on one stream does not stall the others; 0: every fragment "
-                       "on stream 0 (docs/sctp-streams.md)", &k->stream_map, 1},
-        {"sndbuf", "Bytes the SCTP socket's send buffer holds (data not yet acknowledged "
-                   "included). Measured on loopback: 512 KiB keeps the copies usrsctp makes in "
-                   "cache and gives the most bandwidth; raise it for links whose bandwidth-delay "
-                   "product is larger (docs/sctp-modes.md)", &k->sndbuf, 512 * 1024},
-        {"rcvbuf", "Bytes the SCTP socket's receive buffer holds: the window the peer may send "
-                   "into", &k->rcvbuf, 8 * 1024 * 1024},
-        {"crc32c", "1: SCTP's CRC32c on every packet, computed and checked by the BTL with the "
-                   "CPU's CRC instruction (usrsctp's own is always off); 0: skip it, for links "
-                   "that already check every frame (docs/sctp-modes.md has its measured cost). "
-                   "A rank with 0 sends checksum 0, which ranks with 1 accept",
-         &k->crc32c, 1},
-        {"free_list_max", "Most fragment descriptors of each size (-1: no limit)",
-         &k->free_list_max, -1},
-        {"verbose", "1: print the counters of each process at finalize (messages, bytes, "
-                    "associations, usrsctp's retransmissions and checksum errors, the fault "
-                    "layer's)", &k->verbose, 0},
-    };
-    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
-        *ints[i].var = ints[i].def;
-        (void) mca_base_component_var_register(c, ints[i].name, ints[i].help,
-                                               MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                               MCA_BASE_VAR_SCOPE_READONLY, ints[i].var);
-    }
-
-    /* Test-only fault injection on the UDP sockets' receive path (conn mode). */
-    ebtl_mca_faults_register(c, &k->faults);
-
-    /* Open MPI's standard btl_sctp_* parameters (exclusivity, limits, ...). */
-    static const ebtl_defaults_t defaults = {
-        .exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 50,
-        .eager_limit = 64 * 1024,
-        .max_send_size = 128 * 1024,
-        .rdma_pipeline_frag_size = 1024 * 1024,
-        .flags = MCA_BTL_FLAGS_SEND,
-    };
-    return ebtl_mca_register_base_params(c, &mca_btl_sctp_module_template.base.super, &defaults);
-}
-
-static int bsctp_component_open(void)
-{
-    ebtl_mca_ifaces_release(&mca_btl_sctp_component.ifaces);
-    return OPAL_SUCCESS;
-}
-
-static int bsctp_component_close(void)
-{
-    ebtl_mca_ifaces_release(&mca_btl_sctp_component.ifaces);
-    return OPAL_SUCCESS;
-}
 
 /* Check every parameter once, with one message naming what is wrong. */
 static bool bsctp_params_valid(void)
@@ -161,7 +37,7 @@ static bool bsctp_params_valid(void)
                          : ebtl_param_keyword("btl_sctp_style", mca_btl_sctp_component.style_name,
                                               style_names, err, sizeof(err));
     if (mode < 0 || style < 0) {
-        EBTL_ERROR("btl sctp: %s", err);
+        ebtl_help_bad_param(err);
         return false;
     }
     mca_btl_sctp_component.mode = bsctp_modes[mode];
@@ -193,32 +69,27 @@ static bool bsctp_params_valid(void)
                                  64 << 20, err, sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_eager_limit", (long long) t->btl_eager_limit, 64,
                                  (long long) t->btl_max_send_size, err, sizeof(err)) != 0) {
-        EBTL_ERROR("btl sctp: %s", err);
+        ebtl_help_bad_param(err);
         return false;
     }
     /* A fragment goes into the send buffer whole (btl_sctp_assoc.c); one
      * larger than the buffer would wait for room forever. */
     size_t largest = sizeof(bsctp_wire_hdr_t) + t->btl_max_send_size;
     if ((size_t) c->sndbuf < largest) {
-        EBTL_ERROR("btl sctp: btl_sctp_sndbuf=%d cannot hold the largest fragment "
-                  "(btl_sctp_max_send_size + 8 = %zu bytes); raise btl_sctp_sndbuf or lower "
-                  "btl_sctp_max_send_size", c->sndbuf, largest);
+        EBTL_SHOW_HELP("sndbuf-below-fragment", c->sndbuf, largest, ebtl_help_host());
         return false;
     }
-    if (c->faults.corrupt > 0 && c->crc32c == 0) {
-        EBTL_ERROR("btl sctp: btl_sctp_fault_corrupt needs btl_sctp_crc32c 1 (without the "
-                  "checksum nothing would catch the corrupted packets)");
+    if (c->base.faults.corrupt > 0 && c->crc32c == 0) {
+        EBTL_SHOW_HELP("fault-needs-crc32c", ebtl_help_host());
         return false;
     }
-    if (!ebtl_mca_faults_valid("sctp", &c->faults)) {
+    if (!ebtl_mca_faults_valid("sctp", &c->base.faults)) {
         return false;
     }
-    const ebtl_mca_faults_t *f = &c->faults;
+    const ebtl_mca_faults_t *f = &c->base.faults;
     if (!c->mode->btl_sockets && (f->drop > 0 || f->dup > 0 || f->reorder > 0 || f->corrupt > 0)) {
         /* The fault layer sits on the BTL's UDP sockets; usrsctp owns them in inet mode. */
-        EBTL_ERROR("btl sctp: the test-only fault layer (btl_sctp_fault_*) works only with "
-                  "btl_sctp_mode conn: in mode inet usrsctp owns the UDP socket. Unset the "
-                  "btl_sctp_fault_* parameters or use btl_sctp_mode conn; sctp claims no peers");
+        EBTL_SHOW_HELP("fault-needs-conn", ebtl_help_host());
         return false;
     }
     return true;
@@ -246,19 +117,10 @@ static size_t group_by_interface(ebtl_if_t *ifs, size_t n, size_t *per_if)
     return groups;
 }
 
-static mca_btl_base_module_t **bsctp_component_init(int *num_btls, bool enable_progress_threads,
-                                                   bool enable_mpi_threads)
+/* One module for every selected address (the module's own set-up is
+ * btl_sctp_module.c). */
+static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
 {
-    (void) enable_progress_threads;
-    (void) enable_mpi_threads;
-    *num_btls = 0;
-
-    if (!ebtl_mca_version_ok("sctp") || !bsctp_params_valid()) {
-        return NULL;
-    }
-    if (ebtl_mca_ifaces_select("sctp", &mca_btl_sctp_component.ifaces) != 0) {
-        return NULL;
-    }
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
     /* one-to-many: one module over every address; one-to-one: one module
      * per interface (over that interface's addresses: lo's 127.0.0.1 and
@@ -266,16 +128,19 @@ static mca_btl_base_module_t **bsctp_component_init(int *num_btls, bool enable_p
      * index (the process's usrsctp holds all their listeners). */
     bool per_if = c->style->module_per_interface;
     size_t addrs_of[EBTL_MODEX_MAX_ADDRS];
-    if (c->ifaces.count > EBTL_MODEX_MAX_ADDRS) {
-        c->ifaces.count = EBTL_MODEX_MAX_ADDRS;   /* the modex record holds no more */
+    if (c->base.ifaces.count > EBTL_MODEX_MAX_ADDRS) {
+        c->base.ifaces.count = EBTL_MODEX_MAX_ADDRS;   /* the modex record holds no more */
     }
-    size_t nmod = per_if ? group_by_interface(c->ifaces.selected, c->ifaces.count, addrs_of) : 1;
+    size_t nmod = per_if ? group_by_interface(c->base.ifaces.selected, c->base.ifaces.count, addrs_of) : 1;
     if (!per_if) {
-        addrs_of[0] = c->ifaces.count;
+        addrs_of[0] = c->base.ifaces.count;
     }
     if (per_if && (size_t) c->port + nmod - 1 > 65535) {
-        EBTL_ERROR("btl sctp: style one-to-one uses SCTP ports btl_sctp_port .. btl_sctp_port + "
-                  "%zu (one per address): lower btl_sctp_port (now %d)", nmod - 1, c->port);
+        char err[256];
+        snprintf(err, sizeof(err), "style one-to-one uses SCTP ports btl_sctp_port .. "
+                 "btl_sctp_port + %zu (one per interface): lower btl_sctp_port (now %d)",
+                 nmod - 1, c->port);
+        ebtl_help_bad_param(err);
         return NULL;
     }
     mca_btl_base_module_t **btls = calloc(nmod, sizeof(*btls));
@@ -286,7 +151,7 @@ static mca_btl_base_module_t **bsctp_component_init(int *num_btls, bool enable_p
     for (size_t k = 0, first = 0; k < nmod; first += addrs_of[k++]) {
         mca_btl_sctp_module_t *m = calloc(1, sizeof(*m));
         if (m == NULL
-            || mca_btl_sctp_module_init(m, &c->ifaces.selected[first], addrs_of[k],
+            || mca_btl_sctp_module_init(m, &c->base.ifaces.selected[first], addrs_of[k],
                                         (uint16_t) (c->port + (int) k)) != OPAL_SUCCESS) {
             if (m != NULL && m->stack_open) {
                 bsctp_stack_close(&m->stack);
@@ -304,7 +169,7 @@ static mca_btl_base_module_t **bsctp_component_init(int *num_btls, bool enable_p
          * associations start at the first send, after add_procs). */
         for (size_t i = 0; i < m->stack.num_socks; i++) {
             ebtl_dgram_sock_t *s = &m->stack.socks[i];
-            s->fault = ebtl_mca_faults_create(&c->faults, EBTL_MODEX_MAX_ADDRS,
+            s->fault = ebtl_mca_faults_create(&c->base.faults, EBTL_MODEX_MAX_ADDRS,
                                              (unsigned) (first + i), s->rx_buf_size);
         }
         c->modules[c->num_modules++] = m;
@@ -312,7 +177,7 @@ static mca_btl_base_module_t **bsctp_component_init(int *num_btls, bool enable_p
     }
     int rc = mca_btl_sctp_modex_send();
     if (rc != OPAL_SUCCESS) {
-        EBTL_ERROR("btl sctp: publishing our addresses failed (%d)", rc);
+        EBTL_SHOW_HELP("modex-send-failed", "sctp", rc, "sctp", ebtl_help_host());
         for (size_t j = 0; j < c->num_modules; j++) {
             bsctp_stack_close(&c->modules[j]->stack);
             free(c->modules[j]);
@@ -326,3 +191,83 @@ static mca_btl_base_module_t **bsctp_component_init(int *num_btls, bool enable_p
     *num_btls = (int) nmod;
     return btls;
 }
+
+static int bsctp_component_register(void)
+{
+    mca_btl_sctp_component_t *k = &mca_btl_sctp_component;
+    const ebtl_mca_param_t params[] = {
+        EBTL_PARAM_STR("mode", OPAL_INFO_LVL_4, &k->mode_name, "conn",
+            "How usrsctp is driven: conn (AF_CONN over the BTL's own UDP sockets, no stack "
+            "threads, fastest, one path per association) or inet (threaded usrsctp over UDP "
+            "encapsulation; needed for multihoming failover and CMT)"),
+        EBTL_PARAM_STR("style", OPAL_INFO_LVL_4, &k->style_name, "one-to-many",
+            "SCTP socket style: one-to-one (a socket per peer, one module per NIC, the BML "
+            "stripes across NICs) or one-to-many (one socket and one module for all peers; "
+            "with mode inet, multihoming and CMT stripe across NICs)"),
+        EBTL_PARAM_INT("port", OPAL_INFO_LVL_5, &k->port, 5000,
+            "SCTP port inside the UDP datagrams in mode conn (each rank has its own usrsctp "
+            "stack, so all ranks may use the same one); mode inet binds the number of its UDP "
+            "encapsulation port instead, unique on the host"),
+        EBTL_PARAM_INT("rto_min", OPAL_INFO_LVL_5, &k->rto_min_ms, 20,
+            "Least SCTP retransmission timeout, ms (thesis LAN value 20; below the links' "
+            "queueing delay it causes false retransmissions)"),
+        EBTL_PARAM_INT("rto_max", OPAL_INFO_LVL_5, &k->rto_max_ms, 100,
+            "Largest SCTP retransmission timeout, ms (thesis LAN value 100)"),
+        EBTL_PARAM_INT("rto_init", OPAL_INFO_LVL_5, &k->rto_init_ms, 50,
+            "Initial SCTP retransmission timeout, ms"),
+        EBTL_PARAM_INT("sack_delay", OPAL_INFO_LVL_5, &k->sack_delay_ms, 10,
+            "Delayed-SACK timer, ms (usrsctp default 200); every second packet is SACKed at "
+            "once anyway"),
+        EBTL_PARAM_INT("sack_immediately", OPAL_INFO_LVL_5, &k->sack_immediately, 0,
+            "1: a message of one packet asks the receiver for an immediate SACK (the thesis's "
+            "I-bit; costs the receiver a packet per message); 0: the SACK rides on the "
+            "receiver's next packet, such as an MPI reply (8-byte ping-pong 30 % faster, "
+            "measured)"),
+        EBTL_PARAM_INT("peer_timeout", OPAL_INFO_LVL_5, &k->peer_timeout_s, 60,
+            "Seconds of retransmissions to a peer that does not answer before its association "
+            "is declared lost and the job ends (in conn mode a peer's stack runs only inside "
+            "its MPI calls)"),
+        EBTL_PARAM_INT("heartbeat", OPAL_INFO_LVL_5, &k->heartbeat_ms, 100,
+            "Mode inet: SCTP heartbeat interval on idle paths, ms (0: off); usrsctp's threads "
+            "answer them even while a rank computes outside MPI. Mode conn sends none (a peer's "
+            "stack runs only inside its MPI calls)"),
+        EBTL_PARAM_INT("streams", OPAL_INFO_LVL_5, &k->streams, 16,
+            "SCTP streams asked for in each direction (SCTP_INITMSG)"),
+        EBTL_PARAM_INT("stream_map", OPAL_INFO_LVL_5, &k->stream_map, 1,
+            "1: put each ob1 match or rendezvous header on a stream chosen from its "
+            "(communicator, tag) and ob1's other headers on streams of their own, so a loss on "
+            "one stream does not stall the others; 0: every fragment on stream 0 "
+            "(docs/sctp-streams.md)"),
+        EBTL_PARAM_INT("sndbuf", OPAL_INFO_LVL_5, &k->sndbuf, 512 * 1024,
+            "Bytes the SCTP socket's send buffer holds (data not yet acknowledged included). "
+            "Measured on loopback: 512 KiB keeps the copies usrsctp makes in cache and gives "
+            "the most bandwidth; raise it for links whose bandwidth-delay product is larger "
+            "(docs/sctp-modes.md)"),
+        EBTL_PARAM_INT("rcvbuf", OPAL_INFO_LVL_5, &k->rcvbuf, 8 * 1024 * 1024,
+            "Bytes the SCTP socket's receive buffer holds: the window the peer may send into"),
+        EBTL_PARAM_INT("crc32c", OPAL_INFO_LVL_5, &k->crc32c, 1,
+            "1: SCTP's CRC32c on every packet, computed and checked by the BTL with the CPU's "
+            "CRC instruction (usrsctp's own is always off); 0: skip it, for links that already "
+            "check every frame (docs/sctp-modes.md has its measured cost). A rank with 0 sends "
+            "checksum 0, which ranks with 1 accept"),
+        EBTL_PARAM_INT("free_list_max", OPAL_INFO_LVL_5, &k->free_list_max, -1,
+            "Most fragment descriptors of each size (-1: no limit)"),
+        EBTL_PARAM_INT("verbose", OPAL_INFO_LVL_5, &k->verbose, 0,
+            "1: print the counters of each process at finalize (messages, bytes, associations, "
+            "usrsctp's retransmissions and checksum errors, the fault layer's)"),
+    };
+    static const ebtl_defaults_t defaults = {
+        .exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 50,
+        .eager_limit = 64 * 1024,
+        .max_send_size = 128 * 1024,
+        .rdma_pipeline_frag_size = 1024 * 1024,
+        .flags = MCA_BTL_FLAGS_SEND,
+    };
+    return ebtl_mca_register(&k->base, params, sizeof(params) / sizeof(params[0]), &defaults,
+                             &mca_btl_sctp_module_template.base.super);
+}
+
+mca_btl_sctp_component_t mca_btl_sctp_component = {
+    .base = EBTL_COMPONENT("sctp", bsctp_component_register, mca_btl_sctp_progress,
+                           bsctp_params_valid, bsctp_make_modules),
+};

@@ -15,49 +15,14 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include <opal/datatype/opal_convertor.h>
 #include <opal/mca/pmix/pmix.h>
 #include <opal/util/proc.h>
 
+#include "ebtl_help.h"
 #include "ebtl_modex.h"
-
-static int bsctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
-                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **endpoints,
-                          struct opal_bitmap_t *reachable);
-static int bsctp_finalize(struct mca_btl_base_module_t *btl);
-static mca_btl_base_descriptor_t *bsctp_alloc(struct mca_btl_base_module_t *btl,
-                                             struct mca_btl_base_endpoint_t *ep, uint8_t order,
-                                             size_t size, uint32_t flags);
-static int bsctp_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des);
-static mca_btl_base_descriptor_t *bsctp_prepare_src(struct mca_btl_base_module_t *btl,
-                                                   struct mca_btl_base_endpoint_t *ep,
-                                                   struct opal_convertor_t *conv, uint8_t order,
-                                                   size_t reserve, size_t *size, uint32_t flags);
-static int bsctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
-                     struct mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag);
-static int bsctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
-                      struct opal_convertor_t *conv, void *header, size_t header_size,
-                      size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
-                      mca_btl_base_descriptor_t **descriptor);
-
-mca_btl_sctp_module_t mca_btl_sctp_module_template = {
-    .base.super = {
-        .btl_component = &mca_btl_sctp_component.super,
-        .btl_add_procs = bsctp_add_procs,
-        .btl_del_procs = ebtl_module_del_procs,
-        .btl_finalize = bsctp_finalize,
-        .btl_alloc = bsctp_alloc,
-        .btl_free = bsctp_free,
-        .btl_prepare_src = bsctp_prepare_src,
-        .btl_send = bsctp_send,
-        .btl_sendi = bsctp_sendi,
-        .btl_register_error = ebtl_module_register_error,
-    },
-};
 
 /* Socket buffers of the UDP socket under usrsctp (the SCTP socket's are
  * btl_sctp_sndbuf / btl_sctp_rcvbuf). */
@@ -68,43 +33,17 @@ mca_btl_sctp_module_t mca_btl_sctp_module_template = {
 
 static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data, size_t len)
 {
-    mca_btl_sctp_module_t *m = ctx;
-    const mca_btl_active_message_callback_t *reg = &mca_btl_base_active_message_trigger[tag];
     (void) peer_user;
-    if (reg->cbfunc == NULL) {
-        return;   /* no one listens to this tag: nothing ob1 sent */
-    }
-    mca_btl_base_segment_t seg = {.seg_addr.pval = (void *) data, .seg_len = len};
-    mca_btl_base_descriptor_t des;
-    memset(&des, 0, sizeof(des));
-    des.des_segments = &seg;
-    des.des_segment_count = 1;
-    reg->cbfunc(&m->base.super, tag, &des, reg->cbdata);
+    ebtl_module_deliver(ctx, tag, data, len);
 }
 
 static void on_peer_failed(void *ctx, void *peer_user, uint32_t link, const char *why)
 {
     mca_btl_sctp_module_t *m = ctx;
     mca_btl_sctp_endpoint_t *ep = peer_user;
-    const char *host = ep && ep->proc && ep->proc->proc_hostname ? ep->proc->proc_hostname : "?";
-    char desc[512];
-    snprintf(desc, sizeof(desc),
-             "btl sctp: rank %u (host %s) %s; ending the job. If that rank is alive but busy "
-             "outside MPI for longer than this, raise btl_sctp_peer_timeout (now %d s)",
-             ep && ep->proc ? (unsigned) ep->proc->proc_name.vpid : link, host, why,
-             mca_btl_sctp_component.peer_timeout_s);
-    EBTL_ERROR("%s", desc);
-    m->failed = 1;
-    if (m->base.error_cb != NULL) {
-        m->base.error_cb(&m->base.super, MCA_BTL_ERROR_FLAGS_FATAL, ep ? ep->proc : NULL, desc);
-    } else {
-        opal_output(0, "btl sctp: no error handler registered; aborting");
-        abort();
-    }
+    ebtl_module_peer_failed(&m->base, ep ? ep->proc : NULL, link, why,
+                            mca_btl_sctp_component.peer_timeout_s);
 }
-
-static int add_one_proc(mca_btl_sctp_module_t *m, opal_proc_t *proc,
-                        mca_btl_sctp_endpoint_t **out);
 
 /* A peer ob1 has not added yet (lazy add_procs) made an association to us. */
 static int on_identify(void *ctx, uint32_t link, const ebtl_sockaddr_t *from, uint32_t jobid,
@@ -116,7 +55,7 @@ static int on_identify(void *ctx, uint32_t link, const ebtl_sockaddr_t *from, ui
     mca_btl_sctp_endpoint_t *ep;
     char a[64];
     (void) link;
-    if (proc == NULL || add_one_proc(m, proc, &ep) != OPAL_SUCCESS) {
+    if (proc == NULL || ebtl_module_add_proc(&m->base, proc, &ep) != OPAL_SUCCESS) {
         EBTL_VERBOSE(10, "btl sctp: an association from %s claims to be %u.%u, which is not a "
                     "process we can reach; aborted", ebtl_sockaddr_format(from, a, sizeof(a)),
                     jobid, vpid);
@@ -127,15 +66,6 @@ static int on_identify(void *ctx, uint32_t link, const ebtl_sockaddr_t *from, ui
 }
 
 /* ------------------------------------------------------------ set-up */
-
-static uint64_t random64(void)
-{
-    uint64_t v;
-    if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t) sizeof(v)) {
-        v = ebtl_dgram_now_ns() ^ ((uint64_t) getpid() << 32);
-    }
-    return v;
-}
 
 int mca_btl_sctp_modex_send(void)
 {
@@ -160,31 +90,35 @@ int mca_btl_sctp_modex_send(void)
         return OPAL_ERR_NOT_AVAILABLE;
     }
     uint8_t buf[256 + EBTL_MODEX_MAX_ADDRS * sizeof(ebtl_modex_wire_addr_t)];
-    size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_SCTP, c->modules[0]->epoch, addrs, n, buf,
-                                  sizeof(buf));
+    size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_SCTP, c->modules[0]->base.epoch, addrs, n,
+                                   buf, sizeof(buf));
     int rc;
-    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_sctp_component.super.btl_version, buf, len);
+    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_sctp_component.base.super.btl_version, buf, len);
     return rc;
 }
+
+static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex_addr_t *addrs,
+                        int n, uint64_t epoch, struct mca_btl_base_endpoint_t **out);
+
+/* Payloads from this size on are sent from the user's buffer where the
+ * transport takes a message in pieces. */
+#define BSCTP_INPLACE_MIN (32u * 1024u)
 
 int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t count,
                              uint16_t sctp_port)
 {
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
     *m = mca_btl_sctp_module_template;
-    ebtl_module_construct(&m->base);
     m->ifaces = ifaces;
     m->num_ifaces = count;
-    m->epoch = random64() | 1;
-    OBJ_CONSTRUCT(&m->peer_by_id, opal_hash_table_t);
-    opal_hash_table_init(&m->peer_by_id, 64);
     OBJ_CONSTRUCT(&m->pending, opal_list_t);
     mca_btl_base_module_t *b = &m->base.super;
     m->scratch = malloc(sizeof(bsctp_wire_hdr_t) + b->btl_eager_limit);
+    /* Each descriptor has room for the message header before ob1's bytes. */
     if (m->scratch == NULL
-        || bsctp_frag_list_init(&m->frags_eager, b->btl_eager_limit, c->free_list_max) != OPAL_SUCCESS
-        || bsctp_frag_list_init(&m->frags_max, b->btl_max_send_size, c->free_list_max)
-               != OPAL_SUCCESS) {
+        || ebtl_module_construct(&m->base, EBTL_MODEX_KIND_SCTP, add_one_proc,
+                                 sizeof(mca_btl_sctp_frag_t), sizeof(bsctp_wire_hdr_t),
+                                 c->free_list_max) != OPAL_SUCCESS) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
 
@@ -220,10 +154,19 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t
     static const bsctp_stack_ops_t ops = {on_deliver, on_peer_failed, on_identify};
     char err[512];
     if (bsctp_stack_open(&m->stack, &cfg, &ops, m, err, sizeof(err)) != 0) {
-        EBTL_ERROR("btl sctp: cannot start SCTP: %s", err);
+        EBTL_SHOW_HELP("cannot-start", err, ebtl_help_host());
         return OPAL_ERR_UNREACH;
     }
     m->stack_open = true;
+    /* Contiguous data from the user's buffer (conn mode): usrsctp copies
+     * it anyway, and packing it first took about a quarter of the sender's
+     * time at 4 MiB (docs/sctp-modes.md). Small payloads are packed: one
+     * piece is cheaper than two. The descriptor is an eager one, with room
+     * for ob1's header. */
+    if (bsctp_stack_takes_pieces(&m->stack)) {
+        m->base.inplace_min = BSCTP_INPLACE_MIN;
+        m->base.inplace_above = 0;
+    }
     /* A fragment whose last bytes need a packet of their own pays a
      * packet's fixed costs for them: on loopback's 64 KiB MTU, one packet
      * in three at the default size (4 MiB bandwidth +8 %). Never below the
@@ -242,23 +185,12 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t
     return OPAL_SUCCESS;
 }
 
-/* Make an endpoint for proc (once), from its modex record. */
-static int add_one_proc(mca_btl_sctp_module_t *m, opal_proc_t *proc,
-                        mca_btl_sctp_endpoint_t **out)
+/* Make an endpoint for proc from its addresses: a link of the transport. */
+static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex_addr_t *addrs,
+                        int n, uint64_t epoch, struct mca_btl_base_endpoint_t **out)
 {
-    uint64_t id = ebtl_proc_id(proc->proc_name);
-    void *known;
-    if (opal_hash_table_get_value_uint64(&m->peer_by_id, id, &known) == OPAL_SUCCESS) {
-        *out = known;
-        return OPAL_SUCCESS;
-    }
-    ebtl_modex_addr_t addrs[EBTL_MODEX_MAX_ADDRS];
-    uint64_t epoch = 0;
-    int n = ebtl_modex_recv(&mca_btl_sctp_component.super.btl_version, EBTL_MODEX_KIND_SCTP,
-                               proc, addrs, EBTL_MODEX_MAX_ADDRS, &epoch);
-    if (n < 0) {
-        return n;
-    }
+    mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) base;
+    (void) epoch;
     size_t nic = 0;
     int a = ebtl_modex_choose_path(m->ifaces, bsctp_stack_num_addrs(&m->stack), addrs, n,
                                   OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags), &nic);
@@ -287,35 +219,10 @@ static int add_one_proc(mca_btl_sctp_module_t *m, opal_proc_t *proc,
     l->jobid = proc->proc_name.jobid;
     l->vpid = proc->proc_name.vpid;
     l->user = ep;
-    opal_hash_table_set_value_uint64(&m->peer_by_id, id, ep);
-    opal_list_append(&m->base.endpoints, &ep->super);
-    OBJ_RETAIN(ep);   /* one reference for the list (del_procs), one for the table */
     char a_buf[64];
     EBTL_VERBOSE(20, "btl sctp: rank %u via %s, SCTP port %u", proc->proc_name.vpid,
                 ebtl_sockaddr_format(&udp, a_buf, sizeof(a_buf)), addrs[a].port2);
     *out = ep;
-    return OPAL_SUCCESS;
-}
-
-static int bsctp_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
-                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **endpoints,
-                          struct opal_bitmap_t *reachable)
-{
-    mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
-    opal_proc_t *me = opal_proc_local_get();
-    BSCTP_LOCK(m);
-    for (size_t i = 0; i < nprocs; i++) {
-        mca_btl_sctp_endpoint_t *ep = NULL;
-        endpoints[i] = NULL;
-        if (procs[i] == me || add_one_proc(m, procs[i], &ep) != OPAL_SUCCESS) {
-            continue;
-        }
-        endpoints[i] = ep;
-        if (reachable != NULL) {
-            opal_bitmap_set_bit(reachable, (int) i);
-        }
-    }
-    BSCTP_UNLOCK(m);
     return OPAL_SUCCESS;
 }
 
@@ -374,18 +281,6 @@ static int bsctp_finalize(struct mca_btl_base_module_t *btl)
         opal_list_remove_first(&m->pending);
     }
     OBJ_DESTRUCT(&m->pending);
-    opal_hash_table_t *t = &m->peer_by_id;
-    uint64_t key;
-    void *val, *node = NULL;
-    int rc = opal_hash_table_get_first_key_uint64(t, &key, &val, &node);
-    while (rc == OPAL_SUCCESS) {
-        mca_btl_sctp_endpoint_t *ep = val;
-        OBJ_RELEASE(ep);
-        rc = opal_hash_table_get_next_key_uint64(t, &key, &val, node, &node);
-    }
-    OBJ_DESTRUCT(&m->peer_by_id);
-    OBJ_DESTRUCT(&m->frags_eager);
-    OBJ_DESTRUCT(&m->frags_max);
     free(m->scratch);
     ebtl_module_finalize(btl);
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
@@ -400,107 +295,29 @@ static int bsctp_finalize(struct mca_btl_base_module_t *btl)
     return OPAL_SUCCESS;
 }
 
-/* ------------------------------------------------------- descriptors */
-
-static mca_btl_base_descriptor_t *bsctp_alloc(struct mca_btl_base_module_t *btl,
-                                             struct mca_btl_base_endpoint_t *ep, uint8_t order,
-                                             size_t size, uint32_t flags)
-{
-    mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
-    (void) order;
-    opal_free_list_t *list = size <= btl->btl_eager_limit ? &m->frags_eager
-                             : size <= btl->btl_max_send_size ? &m->frags_max : NULL;
-    mca_btl_sctp_frag_t *f = list ? bsctp_frag_get(list) : NULL;
-    if (f == NULL) {
-        return NULL;
-    }
-    f->endpoint = ep;
-    f->segments[0].seg_len = size;
-    f->base.des_flags = flags;
-    f->base.order = MCA_BTL_NO_ORDER;
-    return &f->base;
-}
-
-static int bsctp_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
-{
-    mca_btl_sctp_frag_t *f = (mca_btl_sctp_frag_t *) des;
-    (void) btl;
-    f->pml_owns = false;
-    if (!f->pending) {
-        bsctp_frag_return(f);
-    }
-    return OPAL_SUCCESS;
-}
-
-/* Payloads from this size on are sent from the user's buffer. */
-#define BSCTP_INPLACE_MIN (32u * 1024u)
-
-static mca_btl_base_descriptor_t *bsctp_prepare_src(struct mca_btl_base_module_t *btl,
-                                                   struct mca_btl_base_endpoint_t *ep,
-                                                   struct opal_convertor_t *conv, uint8_t order,
-                                                   size_t reserve, size_t *size, uint32_t flags)
-{
-    mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
-    size_t max_data = *size;
-    (void) order;
-    if (reserve > btl->btl_max_send_size) {
-        return NULL;
-    }
-    if (max_data + reserve > btl->btl_max_send_size) {
-        max_data = btl->btl_max_send_size - reserve;
-    }
-    /* Contiguous data from the user's buffer (conn mode): usrsctp copies
-     * it anyway, and packing it first took about a quarter of the sender's
-     * time at 4 MiB (docs/sctp-modes.md). Small payloads are packed: one
-     * piece is cheaper than two. */
-    bool in_place = max_data >= BSCTP_INPLACE_MIN && reserve <= btl->btl_eager_limit
-                    && bsctp_stack_takes_pieces(&m->stack) && !opal_convertor_need_buffers(conv);
-    mca_btl_sctp_frag_t *f = bsctp_frag_get(in_place || max_data + reserve <= btl->btl_eager_limit
-                                               ? &m->frags_eager : &m->frags_max);
-    if (f == NULL) {
-        return NULL;
-    }
-    /* In place, the convertor points iov_base at the data. */
-    struct iovec iov = {.iov_base = in_place ? NULL : f->buf + reserve, .iov_len = max_data};
-    uint32_t iov_count = 1;
-    if (opal_convertor_pack(conv, &iov, &iov_count, &max_data) < 0 || (in_place && max_data == 0)) {
-        bsctp_frag_return(f);
-        return NULL;
-    }
-    f->segments[0].seg_len = in_place ? reserve : reserve + max_data;
-    if (in_place) {
-        f->segments[1].seg_addr.pval = iov.iov_base;
-        f->segments[1].seg_len = max_data;
-        f->base.des_segment_count = 2;
-    }
-    f->endpoint = ep;
-    f->base.des_flags = flags;
-    f->base.order = MCA_BTL_NO_ORDER;
-    *size = max_data;
-    return &f->base;
-}
-
 /* ------------------------------------------------------------- moving */
 
 /* The bytes of the fragment's SCTP message. */
 static size_t frag_wire_len(const mca_btl_sctp_frag_t *f)
 {
     size_t len = sizeof(bsctp_wire_hdr_t);
-    for (size_t i = 0; i < f->base.des_segment_count; i++) {
-        len += f->segments[i].seg_len;
+    for (size_t i = 0; i < f->super.base.des_segment_count; i++) {
+        len += f->super.segments[i].seg_len;
     }
     return len;
 }
 
+/* The message header goes into the descriptor's header room, before buf. */
 static int frag_send(mca_btl_sctp_module_t *m, mca_btl_sctp_frag_t *f)
 {
+    const ebtl_frag_t *b = &f->super;
     bsctp_wire_hdr_t h = {BSCTP_WIRE_VERSION, BSCTP_WIRE_FRAG, f->tag, 0, 0};
-    uint8_t *msg = f->buf - sizeof(h);
+    uint8_t *msg = b->buf - sizeof(h);
     memcpy(msg, &h, sizeof(h));
-    struct iovec iov[2] = {{msg, sizeof(h) + f->segments[0].seg_len},
-                           {f->segments[1].seg_addr.pval, f->segments[1].seg_len}};
-    return bsctp_assoc_sendv(&m->stack, f->endpoint->link, f->sid, iov,
-                            (int) f->base.des_segment_count);
+    struct iovec iov[2] = {{msg, sizeof(h) + b->segments[0].seg_len},
+                           {b->segments[1].seg_addr.pval, b->segments[1].seg_len}};
+    return bsctp_assoc_sendv(&m->stack, b->endpoint->link, f->sid, iov,
+                            (int) b->base.des_segment_count);
 }
 
 /* The stream for ob1's bytes to ep (0 beyond what the endpoint tracks). */
@@ -527,27 +344,13 @@ static uint16_t choose_stream(mca_btl_sctp_module_t *m, mca_btl_sctp_endpoint_t 
  * peer; ob1 then ends the job. */
 static int send_failed(mca_btl_sctp_module_t *m, mca_btl_sctp_endpoint_t *ep, int rc)
 {
-    if (!m->failed) {
-        m->failed = 1;
-        EBTL_ERROR("btl sctp: sending to rank %u (host %s) failed: %s; ending the job",
-                  ep->proc ? (unsigned) ep->proc->proc_name.vpid : 0u,
-                  ep->proc && ep->proc->proc_hostname ? ep->proc->proc_hostname : "?",
-                  strerror(rc < 0 ? -rc : EIO));
+    if (!m->base.failed) {
+        m->base.failed = 1;
+        EBTL_SHOW_HELP("send-failed", ep->proc ? (unsigned) ep->proc->proc_name.vpid : 0u,
+                       ep->proc && ep->proc->proc_hostname ? ep->proc->proc_hostname : "?",
+                       strerror(rc < 0 ? -rc : EIO), ebtl_help_host());
     }
     return OPAL_ERR_UNREACH;
-}
-
-/* A fragment that waited went out (or never will): tell ob1 now. */
-static void frag_complete_later(mca_btl_sctp_module_t *m, mca_btl_sctp_frag_t *f, int status)
-{
-    f->pending = false;
-    bool ours = (f->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) || !f->pml_owns;
-    if (f->base.des_cbfunc != NULL) {
-        f->base.des_cbfunc(&m->base.super, f->endpoint, &f->base, status);
-    }
-    if (ours) {
-        bsctp_frag_return(f);
-    }
 }
 
 #define FLUSH_AT_LEAST_NS 1000000u
@@ -579,7 +382,7 @@ static void flush_pending(mca_btl_sctp_module_t *m)
     while (it != opal_list_get_end(&m->pending)) {
         opal_list_item_t *next = opal_list_get_next(it);
         mca_btl_sctp_frag_t *f = (mca_btl_sctp_frag_t *) it;
-        mca_btl_sctp_endpoint_t *ep = f->endpoint;
+        mca_btl_sctp_endpoint_t *ep = f->super.endpoint;
         struct bsctp_ep_stream *es = &ep->streams[f->sid];
         size_t len = frag_wire_len(f);
         if (ep->flush_pass != pass) {
@@ -600,7 +403,9 @@ static void flush_pending(mca_btl_sctp_module_t *m)
         }
         opal_list_remove_item(&m->pending, it);
         es->pending--;
-        frag_complete_later(m, f, rc == 0 ? OPAL_SUCCESS : send_failed(m, ep, rc));
+        /* It went out (or never will): ob1 learns it now. */
+        int status = rc == 0 ? OPAL_SUCCESS : send_failed(m, ep, rc);
+        ebtl_frag_complete(&m->base.super, &f->super, status);
         it = next;
     }
 }
@@ -610,16 +415,16 @@ static int bsctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
 {
     mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
     mca_btl_sctp_frag_t *f = (mca_btl_sctp_frag_t *) des;
-    f->endpoint = ep;
+    f->super.endpoint = ep;
     f->tag = tag;
     BSCTP_LOCK(m);
-    f->sid = choose_stream(m, ep, tag, f->buf, f->segments[0].seg_len);
+    f->sid = choose_stream(m, ep, tag, f->super.buf, f->super.segments[0].seg_len);
     /* Behind earlier waiting fragments of its stream: in the order ob1 sent. */
     int rc = ep->streams[f->sid].pending == 0 ? frag_send(m, f) : -EAGAIN;
     if (rc == -EAGAIN) {
-        f->pending = true;
+        f->super.held = true;
         ep->streams[f->sid].pending++;
-        opal_list_append(&m->pending, &f->base.super.super);
+        opal_list_append(&m->pending, &des->super.super);
         BSCTP_UNLOCK(m);
         return OPAL_SUCCESS;   /* completed later, with the callback */
     }
@@ -632,7 +437,7 @@ static int bsctp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_end
         des->des_cbfunc(btl, ep, des, OPAL_SUCCESS);
     }
     if (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
-        bsctp_frag_return(f);
+        ebtl_frag_return(&f->super);
     }
     return 1;
 }
@@ -642,24 +447,18 @@ static int bsctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
                       size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
                       mca_btl_base_descriptor_t **descriptor)
 {
-    mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
     size_t total = header_size + payload_size;
     if (total <= btl->btl_eager_limit) {
+        mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
         BSCTP_LOCK(m);
         uint16_t sid = choose_stream(m, ep, tag, header, header_size);
         if (ep->streams[sid].pending == 0) {
             bsctp_wire_hdr_t h = {BSCTP_WIRE_VERSION, BSCTP_WIRE_FRAG, tag, 0, 0};
             uint8_t *data = m->scratch;
             memcpy(data, &h, sizeof(h));
-            memcpy(data + sizeof(h), header, header_size);
-            size_t pos = conv->bConverted;
-            bool packed = true;
-            if (payload_size > 0) {
-                struct iovec iov = {data + sizeof(h) + header_size, payload_size};
-                uint32_t n = 1;
-                size_t max = payload_size;
-                packed = opal_convertor_pack(conv, &iov, &n, &max) >= 0 && max == payload_size;
-            }
+            size_t pos;
+            bool packed = ebtl_sendi_pack(data + sizeof(h), conv, header, header_size,
+                                          payload_size, &pos);
             int rc = packed ? bsctp_assoc_send_on(&m->stack, ep->link, sid, data,
                                                  sizeof(h) + total)
                             : -EAGAIN;
@@ -675,10 +474,7 @@ static int bsctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
         }
         BSCTP_UNLOCK(m);
     }
-    if (descriptor != NULL) {
-        *descriptor = bsctp_alloc(btl, ep, order, total, flags);
-    }
-    return OPAL_ERR_RESOURCE_BUSY;
+    return ebtl_sendi_busy(btl, ep, order, total, flags, descriptor);
 }
 
 int mca_btl_sctp_progress(void)
@@ -697,3 +493,8 @@ int mca_btl_sctp_progress(void)
     }
     return n;
 }
+
+mca_btl_sctp_module_t mca_btl_sctp_module_template = {
+    .base.super = {EBTL_MODULE_TEMPLATE(&mca_btl_sctp_component.base.super, bsctp_finalize,
+                                        bsctp_send, bsctp_sendi)},
+};

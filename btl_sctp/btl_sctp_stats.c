@@ -17,9 +17,11 @@
 
 #include <opal/util/proc.h>
 
+#include "ebtl_stats.h"
+
 /* In the order collect() fills in the values; the three groups are the
  * three printed lines. */
-static const ebtl_mca_counter_t counters[] = {
+static const ebtl_counter_t counters[] = {
     /* the BTL and its transport */
     {"tx_msgs", "SCTP messages (one per fragment) handed to usrsctp"},
     {"tx_bytes", "Bytes of those messages, 8-byte header included"},
@@ -62,8 +64,8 @@ static const ebtl_mca_counter_t counters[] = {
     {"tx_errors", "Datagrams the kernel refused (SCTP sends them again)"},
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
-#define N_BTL 13
-#define N_STACK 18
+#define N_BTL 14   /* tx_msgs .. links */
+#define N_STACK 18 /* packets_rx .. send_errors */
 
 /* Every counter's value now, in the order of counters[]; 0 without a
  * module. Also the fault layer's, summed over the sockets. */
@@ -104,36 +106,17 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
     memcpy(v, all, sizeof(all));
 }
 
-static int pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+/* The first module's, for MPI_T. */
+static void collect_first(uint64_t *v)
 {
-    (void) obj;
-    uint64_t v[NCOUNTERS];
     collect(mca_btl_sctp_component.module, v, NULL);
-    size_t i = (size_t) ((const ebtl_mca_counter_t *) pvar->ctx - counters);
-    *(unsigned long long *) value = (unsigned long long) v[i];
-    return OPAL_SUCCESS;
 }
+
+static const ebtl_stats_t stats = {counters, NCOUNTERS, sizeof(counters[0]), collect_first};
 
 void bsctp_stats_register_pvars(void)
 {
-    static bool done;
-    if (done) {
-        return;
-    }
-    done = true;
-    ebtl_mca_counters_register_pvars(&mca_btl_sctp_component.super.btl_version, counters, NCOUNTERS,
-                                    sizeof(counters[0]), pvar_read);
-}
-
-static void print_line(unsigned rank, const uint64_t *v, size_t first, size_t n, const char *tail)
-{
-    char line[2048];
-    size_t len = 0;
-    for (size_t i = first; i < first + n && len < sizeof(line); i++) {
-        len += (size_t) snprintf(line + len, sizeof(line) - len, " %s=%llu", counters[i].name,
-                                 (unsigned long long) v[i]);
-    }
-    opal_output(0, "btl sctp stats rank %u:%s%s%s", rank, line, tail ? " " : "", tail ? tail : "");
+    ebtl_stats_register_pvars(&mca_btl_sctp_component.base.super.btl_version, &stats);
 }
 
 void bsctp_stats_report(mca_btl_sctp_module_t *m)
@@ -141,15 +124,14 @@ void bsctp_stats_report(mca_btl_sctp_module_t *m)
     if (mca_btl_sctp_component.verbose < 1 || !m->stack_open) {
         return;
     }
-    unsigned rank = OPAL_PROC_MY_NAME.vpid;
     uint64_t v[NCOUNTERS];
     ebtl_fault_stats_t faults = {0};
     collect(m, v, &faults);
     char fline[256];
-    print_line(rank, v, 0, N_BTL, NULL);
-    print_line(rank, v, N_BTL, N_STACK, NULL);
-    print_line(rank, v, N_BTL + N_STACK, NCOUNTERS - N_BTL - N_STACK,
-               ebtl_fault_stats_format(&faults, fline, sizeof(fline)));
+    ebtl_stats_print("sctp", &stats, v, 0, N_BTL, NULL);
+    ebtl_stats_print("sctp", &stats, v, N_BTL, N_STACK, NULL);
+    ebtl_stats_print("sctp", &stats, v, N_BTL + N_STACK, NCOUNTERS - N_BTL - N_STACK,
+                     ebtl_fault_stats_format(&faults, fline, sizeof(fline)));
 }
 
 /* ------------------------------------------------ state of a hung job */
@@ -175,7 +157,7 @@ void mca_btl_sctp_dump_state(int fd)
         uint64_t v[NCOUNTERS];
         collect(m, v, NULL);
         dprintf(fd, "btl sctp state rank %u: module %zu open=%d failed=%d pending=%zu", rank, i,
-                (int) m->stack_open, m->failed, opal_list_get_size(&m->pending));
+                (int) m->stack_open, m->base.failed, opal_list_get_size(&m->pending));
         for (size_t k = 0; k < NCOUNTERS; k++) {
             if (v[k] != 0) {
                 dprintf(fd, " %s=%llu", counters[k].name, (unsigned long long) v[k]);
@@ -193,7 +175,7 @@ void mca_btl_sctp_dump_state(int fd)
             for (int n = 0; n < 100000 && it != opal_list_get_end(&m->pending);
                  n++, it = opal_list_get_next(it)) {
                 const mca_btl_sctp_frag_t *f = (const mca_btl_sctp_frag_t *) it;
-                waiting += f->endpoint != NULL && f->endpoint->link == l;
+                waiting += f->super.endpoint != NULL && f->super.endpoint->link == l;
             }
             dprintf(fd, "btl sctp state rank %u:   link %u vpid %u assoc %u ident tx=%d rx=%d "
                     "failed=%d stranger=%d out_streams=%u waiting=%u\n", rank, l, k->vpid,

@@ -1,42 +1,124 @@
 /*
- * What every module of both components shares: the endpoint list, its lock,
- * ob1's error callback, and the module functions that only manage those.
- * A component's module embeds ebtl_module_t first; its endpoints begin
- * with an opal_list_item_t.
+ * The module base both components share: what a module holds for every
+ * peer (endpoints by list and by process, the lock, ob1's error callback),
+ * its fragment descriptors (ebtl_frag.h), and the module functions that
+ * work on those alone: add_procs, del_procs, alloc, free, prepare_src,
+ * register_error, and the end of finalize. A component's module embeds
+ * ebtl_module_t first and makes its template with EBTL_MODULE_TEMPLATE;
+ * its endpoints begin with an opal_list_item_t.
  */
 #ifndef EBTL_BASE_H
 #define EBTL_BASE_H
 
 #include <opal_config.h>
+#include <opal/class/opal_hash_table.h>
 #include <opal/class/opal_list.h>
 #include <opal/mca/btl/btl.h>
 #include <opal/threads/mutex.h>
 #include <opal/util/proc.h>
 
+#include "ebtl_frag.h"
 #include "ebtl_modex.h"
 
-typedef struct ebtl_module {
+typedef struct ebtl_module ebtl_module_t;
+
+/* Make the endpoint for proc from the addresses it published (naddrs > 0),
+ * or return OPAL_ERR_UNREACH when no network of ours reaches it. The new
+ * endpoint (OBJ_NEW: one reference) belongs to the caller. */
+typedef int (*ebtl_add_proc_fn_t)(ebtl_module_t *m, opal_proc_t *proc,
+                                  const ebtl_modex_addr_t *addrs, int naddrs, uint64_t epoch,
+                                  struct mca_btl_base_endpoint_t **ep);
+
+struct ebtl_module {
     mca_btl_base_module_t super;
-    opal_list_t endpoints;
     opal_mutex_t lock;
     mca_btl_base_module_error_cb_fn_t error_cb;
-} ebtl_module_t;
+    int failed;                       /* a peer failed: the job is ending */
+    uint64_t epoch;                   /* random per module, published in the modex */
 
-/* Set up the shared part of a module copied from its template. */
-void ebtl_module_construct(ebtl_module_t *module);
+    /* endpoints: each has a reference from the list (del_procs drops it)
+     * and one from the table */
+    opal_list_t endpoints;
+    opal_hash_table_t peer_by_id;     /* endpoint by ebtl_proc_id */
+    enum ebtl_modex_kind modex_kind;  /* the record its peers publish */
+    ebtl_add_proc_fn_t add_proc;      /* the component's part of adding a peer */
+    size_t add_procs_heap;            /* heap bytes add_procs took ... */
+    uint32_t add_procs_peers;         /* ... for this many peers */
 
-/* add_procs of a module without a data path: reaches nobody, so the BML
- * picks another BTL. */
-int ebtl_module_add_procs_none(struct mca_btl_base_module_t *btl, size_t nprocs,
-                                  struct opal_proc_t **procs,
-                                  struct mca_btl_base_endpoint_t **endpoints,
-                                  struct opal_bitmap_t *reachable);
+    /* fragment descriptors */
+    ebtl_frag_list_t frags_eager;     /* payload room: the eager limit */
+    ebtl_frag_list_t frags_max;       /* payload room: the max send size */
+    /* prepare_src leaves a contiguous payload in the user's memory when it
+     * has at least inplace_min bytes and, with ob1's header, more than
+     * inplace_above; the descriptor then comes from frags_inplace, whose
+     * room holds ob1's header. SIZE_MAX: never. */
+    ebtl_frag_list_t *frags_inplace;
+    size_t inplace_min, inplace_above;
+};
+
+/* A component's module template: the module functions shared from here
+ * and the component's own finalize, send and sendi, e.g.
+ *   mca_btl_x_module_t mca_btl_x_module_template = {.base.super = {
+ *       EBTL_MODULE_TEMPLATE(&mca_btl_x_component.super, x_finalize, x_send, x_sendi),
+ *       .btl_put = ...}};
+ * The component's register function fills in the limits and flags
+ * (ebtl_mca_register_base_params). */
+#define EBTL_MODULE_TEMPLATE(component, finalize, send, sendi)      \
+    .btl_component = (component),                                   \
+    .btl_add_procs = ebtl_module_add_procs,                         \
+    .btl_del_procs = ebtl_module_del_procs,                         \
+    .btl_finalize = (finalize),                                     \
+    .btl_alloc = ebtl_alloc,                                        \
+    .btl_free = ebtl_free,                                          \
+    .btl_prepare_src = ebtl_prepare_src,                            \
+    .btl_send = (send),                                             \
+    .btl_sendi = (sendi),                                           \
+    .btl_register_error = ebtl_module_register_error
+
+/* Set up the shared part of a module copied from its template: the lists of
+ * descriptors (each of frag_size bytes, the component's type; header_room
+ * bytes before each payload), no in-place sends until the component sets
+ * the policy. Its peers publish modex records of `kind`; add_proc makes
+ * their endpoints. */
+int ebtl_module_construct(ebtl_module_t *m, enum ebtl_modex_kind kind, ebtl_add_proc_fn_t add_proc,
+                          size_t frag_size, size_t header_room, int free_list_max);
+
+/* The endpoint of proc: the one made before, or a new one from its modex
+ * record (the component's add_proc). Under the module lock. */
+int ebtl_module_add_proc(ebtl_module_t *m, opal_proc_t *proc, struct mca_btl_base_endpoint_t **ep);
+
+int ebtl_module_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                          struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **endpoints,
+                          struct opal_bitmap_t *reachable);
 int ebtl_module_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
-                             struct opal_proc_t **procs,
-                             struct mca_btl_base_endpoint_t **endpoints);
+                          struct opal_proc_t **procs,
+                          struct mca_btl_base_endpoint_t **endpoints);
+/* The end of a component's finalize: endpoints, descriptors, the lock. */
 int ebtl_module_finalize(struct mca_btl_base_module_t *btl);
 int ebtl_module_register_error(struct mca_btl_base_module_t *btl,
-                                  mca_btl_base_module_error_cb_fn_t cb);
+                               mca_btl_base_module_error_cb_fn_t cb);
+
+/* A fragment arrived: hand ob1 its bytes (tag: ob1's active-message tag). */
+static inline void ebtl_module_deliver(ebtl_module_t *m, uint8_t tag, const void *data, size_t len)
+{
+    const mca_btl_active_message_callback_t *reg = &mca_btl_base_active_message_trigger[tag];
+    if (reg->cbfunc == NULL) {
+        return;   /* no one listens to this tag: nothing ob1 sent */
+    }
+    mca_btl_base_segment_t seg = {.seg_addr.pval = (void *) data, .seg_len = len};
+    mca_btl_base_descriptor_t des;
+    memset(&des, 0, sizeof(des));
+    des.des_segments = &seg;
+    des.des_segment_count = 1;
+    reg->cbfunc(&m->super, tag, &des, reg->cbdata);
+}
+
+/* A peer failed (why: what the transport saw): say so once, naming its rank
+ * and host, and end the job through ob1's error callback. proc may be NULL
+ * (then `rank` names it). peer_timeout_s: the component's setting, which
+ * the message suggests raising. */
+void ebtl_module_peer_failed(ebtl_module_t *m, opal_proc_t *proc, unsigned rank, const char *why,
+                             int peer_timeout_s);
 
 /* A process's identity as both components key peers: jobid << 32 | vpid. */
 static inline uint64_t ebtl_proc_id(opal_process_name_t name)
@@ -44,12 +126,15 @@ static inline uint64_t ebtl_proc_id(opal_process_name_t name)
     return (uint64_t) name.jobid << 32 | name.vpid;
 }
 
+/* 64 random bits (the kernel's, else the clock and process id). */
+uint64_t ebtl_random64(void);
+
 /* Fetch and decode proc's address record that component published.
  * Returns the number of addresses (> 0), or OPAL_ERR_UNREACH when it
  * published none (the component is not running there) or a malformed one
  * (said once, naming the rank). */
 int ebtl_modex_recv(const mca_base_component_t *component, enum ebtl_modex_kind kind,
-                       struct opal_proc_t *proc, ebtl_modex_addr_t *addrs, size_t max,
-                       uint64_t *epoch);
+                    struct opal_proc_t *proc, ebtl_modex_addr_t *addrs, size_t max,
+                    uint64_t *epoch);
 
 #endif

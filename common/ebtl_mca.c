@@ -1,4 +1,4 @@
-/* Open MPI glue shared by both components. */
+/* The component base: parameters, open, close, init, the fault layer. */
 #include "ebtl_mca.h"
 
 #include <opal/mca/base/mca_base_var.h>
@@ -8,8 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void ebtl_mca_ifaces_register(mca_base_component_t *component, ebtl_mca_ifaces_t *params,
-                             const char *default_exclude)
+#include "ebtl_help.h"
+
+/* The component this copy of common/ belongs to (one per .so), for open,
+ * close and init: set by ebtl_mca_register, which Open MPI calls first. */
+static ebtl_component_t *self;
+
+/* ------------------------------------------------------ registration */
+
+static void ifaces_register(mca_base_component_t *component, ebtl_mca_ifaces_t *params,
+                            const char *default_exclude)
 {
     params->selected = NULL;
     params->count = 0;
@@ -27,21 +35,111 @@ void ebtl_mca_ifaces_register(mca_base_component_t *component, ebtl_mca_ifaces_t
         MCA_BASE_VAR_SCOPE_READONLY, &params->if_exclude);
 }
 
-bool ebtl_mca_version_ok(const char *component_name)
+static void params_register(mca_base_component_t *component, const ebtl_mca_param_t *params,
+                            size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const ebtl_mca_param_t *p = &params[i];
+        void *storage;
+        mca_base_var_type_t type;
+        if (p->int_var != NULL) {
+            *p->int_var = p->int_default;
+            storage = p->int_var;
+            type = MCA_BASE_VAR_TYPE_INT;
+        } else {
+            *p->str_var = (char *) p->str_default;
+            storage = p->str_var;
+            type = MCA_BASE_VAR_TYPE_STRING;
+        }
+        (void) mca_base_component_var_register(component, p->name, p->help, type, NULL, 0, 0,
+                                               p->level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    }
+}
+
+static void reg_probability(mca_base_component_t *component, const char *name, const char *help,
+                            double *storage)
+{
+    *storage = 0.0;
+    (void) mca_base_component_var_register(component, name, help, MCA_BASE_VAR_TYPE_DOUBLE, NULL,
+                                           0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+                                           storage);
+}
+
+static void faults_register(mca_base_component_t *component, ebtl_mca_faults_t *f)
+{
+    reg_probability(component, "fault_drop", "TESTING: probability a received datagram is dropped",
+                    &f->drop);
+    reg_probability(component, "fault_dup",
+                    "TESTING: probability a received datagram is delivered twice", &f->dup);
+    reg_probability(component, "fault_reorder", "TESTING: probability a received datagram is "
+                    "held back behind later ones", &f->reorder);
+    reg_probability(component, "fault_corrupt",
+                    "TESTING: probability one byte of a received datagram is changed", &f->corrupt);
+    f->seed = 1;
+    (void) mca_base_component_var_register(component, "fault_seed",
+        "TESTING: seed of the fault layer (each rank adds its rank)", MCA_BASE_VAR_TYPE_INT, NULL,
+        0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, &f->seed);
+}
+
+static int base_params_register(mca_base_component_t *component, mca_btl_base_module_t *module,
+                                const ebtl_defaults_t *defaults)
+{
+    module->btl_exclusivity = defaults->exclusivity;
+    module->btl_eager_limit = defaults->eager_limit;
+    module->btl_rndv_eager_limit = defaults->eager_limit;
+    module->btl_max_send_size = defaults->max_send_size;
+    module->btl_rdma_pipeline_send_length = defaults->max_send_size;
+    module->btl_rdma_pipeline_frag_size = defaults->rdma_pipeline_frag_size;
+    module->btl_min_rdma_pipeline_size = 0;
+    module->btl_flags = defaults->flags;
+    module->btl_latency = 100;
+    module->btl_bandwidth = 1000;
+    return mca_btl_base_param_register(component, module);
+}
+
+int ebtl_mca_register(ebtl_component_t *component, const ebtl_mca_param_t *params,
+                      size_t num_params, const ebtl_defaults_t *defaults,
+                      mca_btl_base_module_t *module_template)
+{
+    mca_base_component_t *v = &component->super.btl_version;
+    self = component;
+    ifaces_register(v, &component->ifaces, "127.0.0.0/8,::1");
+    params_register(v, params, num_params);
+    faults_register(v, &component->faults);
+    return base_params_register(v, module_template, defaults);
+}
+
+/* ----------------------------------------------- open, close, init */
+
+static void ifaces_release(ebtl_mca_ifaces_t *ifaces)
+{
+    free(ifaces->selected);
+    ifaces->selected = NULL;
+    ifaces->count = 0;
+}
+
+/* False (with one message) when the running Open MPI is not the 4.1 series
+ * these components were compiled for: the BTL ABI differs across series. */
+static bool version_ok(const char *component_name)
 {
     int major = 0, minor = 0;
     if (sscanf(opal_version_string, "%d.%d", &major, &minor) != 2
         || major != OPAL_MAJOR_VERSION || minor != OPAL_MINOR_VERSION) {
-        EBTL_ERROR("btl %s: built for Open MPI %d.%d but running under Open MPI %s; "
-                  "the BTL interface differs, so %s is disabled. Rebuild it against this "
-                  "Open MPI.", component_name, OPAL_MAJOR_VERSION, OPAL_MINOR_VERSION,
-                  opal_version_string, component_name);
+        EBTL_SHOW_HELP("version-mismatch", component_name, OPAL_MAJOR_VERSION, OPAL_MINOR_VERSION,
+                       opal_version_string, component_name, ebtl_help_host());
         return false;
     }
     return true;
 }
 
-int ebtl_mca_ifaces_select(const char *component_name, ebtl_mca_ifaces_t *params)
+static void interfaces_unusable(const char *name, const char *why)
+{
+    EBTL_SHOW_HELP("interfaces", name, why, name, name, name, ebtl_help_host());
+}
+
+/* Enumerate and filter this host's addresses by the parameters into
+ * ifaces->selected. Returns 0, or -1 after one message that says what to set. */
+static int ifaces_select(const char *component_name, ebtl_mca_ifaces_t *params)
 {
     ebtl_if_t **out = &params->selected;
     size_t *count = &params->count;
@@ -51,7 +149,7 @@ int ebtl_mca_ifaces_select(const char *component_name, ebtl_mca_ifaces_t *params
 
     snprintf(prefix, sizeof(prefix), "btl_%s", component_name);
     if (ebtl_if_enumerate(&all, &nall, err, sizeof(err)) != 0) {
-        EBTL_ERROR("btl %s: %s", component_name, err);
+        interfaces_unusable(component_name, err);
         return -1;
     }
     /* An include list replaces the default exclude list; both set by the
@@ -83,13 +181,13 @@ int ebtl_mca_ifaces_select(const char *component_name, ebtl_mca_ifaces_t *params
             EBTL_VERBOSE(1, "btl %s: no interface but loopback; using loopback, which reaches "
                         "only the ranks on this host", component_name);
         } else if (rc == 0) {
-            ebtl_mca_ifaces_release(params);
+            ifaces_release(params);
             rc = -1;
         }
     }
     free(all);
     if (rc != 0) {
-        EBTL_ERROR("btl %s: %s", component_name, err);
+        interfaces_unusable(component_name, err);
         return -1;
     }
     for (size_t i = 0; i < *count; i++) {
@@ -99,53 +197,36 @@ int ebtl_mca_ifaces_select(const char *component_name, ebtl_mca_ifaces_t *params
     return 0;
 }
 
-void ebtl_mca_ifaces_release(ebtl_mca_ifaces_t *ifaces)
+int ebtl_mca_component_open(void)
 {
-    free(ifaces->selected);
-    ifaces->selected = NULL;
-    ifaces->count = 0;
+    if (self != NULL) {
+        ebtl_help_open(self->super.btl_version.mca_component_name);
+    }
+    return OPAL_SUCCESS;
 }
 
-int ebtl_mca_register_base_params(mca_base_component_t *component, mca_btl_base_module_t *module,
-                                 const ebtl_defaults_t *defaults)
+int ebtl_mca_component_close(void)
 {
-    module->btl_exclusivity = defaults->exclusivity;
-    module->btl_eager_limit = defaults->eager_limit;
-    module->btl_rndv_eager_limit = defaults->eager_limit;
-    module->btl_max_send_size = defaults->max_send_size;
-    module->btl_rdma_pipeline_send_length = defaults->max_send_size;
-    module->btl_rdma_pipeline_frag_size = defaults->rdma_pipeline_frag_size;
-    module->btl_min_rdma_pipeline_size = 0;
-    module->btl_flags = defaults->flags;
-    module->btl_latency = 100;
-    module->btl_bandwidth = 1000;
-    return mca_btl_base_param_register(component, module);
+    if (self != NULL) {
+        ifaces_release(&self->ifaces);
+    }
+    return OPAL_SUCCESS;
 }
 
-static void reg_probability(mca_base_component_t *component, const char *name, const char *help,
-                            double *storage)
+mca_btl_base_module_t **ebtl_mca_component_init(int *num_btls, bool enable_progress_threads,
+                                                bool enable_mpi_threads)
 {
-    *storage = 0.0;
-    (void) mca_base_component_var_register(component, name, help, MCA_BASE_VAR_TYPE_DOUBLE, NULL,
-                                           0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-                                           storage);
+    const char *name = self->super.btl_version.mca_component_name;
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    *num_btls = 0;
+    if (!version_ok(name) || !self->params_valid() || ifaces_select(name, &self->ifaces) != 0) {
+        return NULL;
+    }
+    return self->make_modules(num_btls);
 }
 
-void ebtl_mca_faults_register(mca_base_component_t *component, ebtl_mca_faults_t *f)
-{
-    reg_probability(component, "fault_drop", "TESTING: probability a received datagram is dropped",
-                    &f->drop);
-    reg_probability(component, "fault_dup",
-                    "TESTING: probability a received datagram is delivered twice", &f->dup);
-    reg_probability(component, "fault_reorder", "TESTING: probability a received datagram is "
-                    "held back behind later ones", &f->reorder);
-    reg_probability(component, "fault_corrupt",
-                    "TESTING: probability one byte of a received datagram is changed", &f->corrupt);
-    f->seed = 1;
-    (void) mca_base_component_var_register(component, "fault_seed",
-        "TESTING: seed of the fault layer (each rank adds its rank)", MCA_BASE_VAR_TYPE_INT, NULL,
-        0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, &f->seed);
-}
+/* ------------------------------------------------- the fault layer */
 
 static ebtl_fault_config_t faults_config(const ebtl_mca_faults_t *f)
 {
@@ -159,7 +240,8 @@ bool ebtl_mca_faults_valid(const char *component_name, const ebtl_mca_faults_t *
     ebtl_fault_config_t c = faults_config(f);
     char err[256];
     if (ebtl_fault_config_check(&c, err, sizeof(err)) != 0) {
-        EBTL_ERROR("btl %s: btl_%s_%s", component_name, component_name, err);
+        EBTL_SHOW_HELP("fault-parameter", component_name, component_name, err, component_name,
+                       ebtl_help_host());
         return false;
     }
     return true;
@@ -171,17 +253,4 @@ ebtl_fault_t *ebtl_mca_faults_create(const ebtl_mca_faults_t *f, unsigned per_ra
     ebtl_fault_config_t c = faults_config(f);
     c.seed = (uint64_t) f->seed * 1000003u + (uint64_t) OPAL_PROC_MY_NAME.vpid * per_rank + index;
     return ebtl_fault_config_active(&c) ? ebtl_fault_create(&c, max_len) : NULL;
-}
-
-void ebtl_mca_counters_register_pvars(mca_base_component_t *component, const void *table,
-                                     size_t count, size_t stride, mca_base_get_value_fn_t read)
-{
-    for (size_t i = 0; i < count; i++) {
-        const ebtl_mca_counter_t *c = (const void *) ((const char *) table + i * stride);
-        (void) mca_base_component_pvar_register(
-            component, c->name, c->help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
-            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
-            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read, NULL, NULL,
-            (void *) c);
-    }
 }

@@ -1,6 +1,9 @@
 /*
- * Open MPI glue shared by both components: the runtime version guard, the
- * interface-selection parameters, and reporting through btl_base_verbose.
+ * The component both components share: Open MPI's component struct with
+ * the parameters every component has (interfaces, the test-only fault
+ * layer), registration of parameters from a table, open, close and init
+ * (the runtime version guard, the component's checks, interface
+ * selection), and reporting through btl_base_verbose.
  */
 #ifndef EBTL_MCA_H
 #define EBTL_MCA_H
@@ -8,7 +11,6 @@
 #include <opal_config.h>
 #include <opal/mca/btl/btl.h>
 #include <opal/mca/btl/base/base.h>
-#include <opal/mca/base/mca_base_pvar.h>
 #include <opal/util/output.h>
 
 #include "ebtl_fault.h"
@@ -18,29 +20,15 @@
 #define EBTL_VERBOSE(level, ...) \
     opal_output_verbose((level), opal_btl_base_framework.framework_output, __VA_ARGS__)
 
-/* One clear message, always shown: a bad value or an unusable setup. */
-#define EBTL_ERROR(...) opal_output(0, __VA_ARGS__)
-
 /* The interface-selection parameters every component has, and what they
- * selected at init. */
+ * selected at init (ebtl_mca_component_init). */
 typedef struct ebtl_mca_ifaces {
     char *if_include;
     char *if_exclude;
     int if_exclude_index;   /* to tell a user's value from the default */
-    ebtl_if_t *selected;     /* after ebtl_mca_ifaces_select */
+    ebtl_if_t *selected;     /* after init */
     size_t count;
 } ebtl_mca_ifaces_t;
-
-/* Register <component>_if_include / _if_exclude with help text. */
-void ebtl_mca_ifaces_register(mca_base_component_t *component, ebtl_mca_ifaces_t *ifaces,
-                             const char *default_exclude);
-
-/* Enumerate and filter this host's addresses by the parameters into
- * ifaces->selected. Returns 0, or -1 after one message that says what to set. */
-int ebtl_mca_ifaces_select(const char *component_name, ebtl_mca_ifaces_t *ifaces);
-
-/* Forget the selection (component open and close). */
-void ebtl_mca_ifaces_release(ebtl_mca_ifaces_t *ifaces);
 
 /* A component's defaults for Open MPI's standard btl_<c>_* parameters. */
 typedef struct ebtl_defaults {
@@ -51,20 +39,82 @@ typedef struct ebtl_defaults {
     uint32_t flags;
 } ebtl_defaults_t;
 
-/* Put the defaults into a module template and register the standard parameters. */
-int ebtl_mca_register_base_params(mca_base_component_t *component, mca_btl_base_module_t *module,
-                                 const ebtl_defaults_t *defaults);
-
 /* The test-only fault layer's parameters every component has:
  * <component>_fault_drop, _dup, _reorder, _corrupt (probabilities per
- * received datagram, 0 = off) and _fault_seed. */
+ * received datagram, 0 = off) and _fault_seed (TESTING in the help text,
+ * level 9, all off). */
 typedef struct ebtl_mca_faults {
     double drop, dup, reorder, corrupt;
     int seed;
 } ebtl_mca_faults_t;
 
-/* Register them (TESTING in the help text, level 9, all off). */
-void ebtl_mca_faults_register(mca_base_component_t *component, ebtl_mca_faults_t *faults);
+/* One of a component's own parameters: an int or a string. */
+typedef struct ebtl_mca_param {
+    const char *name;         /* without btl_<component>_ */
+    int level;                /* OPAL_INFO_LVL_* */
+    int *int_var;             /* an int parameter, or NULL */
+    char **str_var;           /* a string parameter, or NULL */
+    int int_default;
+    const char *str_default;
+    const char *help;
+} ebtl_mca_param_t;
+#define EBTL_PARAM_INT(name, level, var, def, help) {(name), (level), (var), NULL, (def), NULL, (help)}
+#define EBTL_PARAM_STR(name, level, var, def, help) {(name), (level), NULL, (var), 0, (def), (help)}
+
+/* The part of a component both components share: Open MPI's component,
+ * the parameters every component has, and the component's own steps of
+ * init. A component's type embeds it first. */
+typedef struct ebtl_component {
+    mca_btl_base_component_3_0_0_t super;
+    ebtl_mca_ifaces_t ifaces;        /* if_include/if_exclude and what they selected */
+    ebtl_mca_faults_t faults;        /* test-only fault layer (btl_<c>_fault_*) */
+    /* init: check every parameter (false after one message naming what is
+     * wrong), then make the modules on ifaces.selected (NULL if none) */
+    bool (*params_valid)(void);
+    mca_btl_base_module_t **(*make_modules)(int *num_btls);
+} ebtl_component_t;
+
+/* The initializer of a component's ebtl_component_t, e.g.
+ *   mca_btl_x_component_t mca_btl_x_component = {
+ *       .base = EBTL_COMPONENT("x", x_register, x_progress, x_params_valid, x_make_modules)};
+ * Open, close and init are common/'s (below). */
+#define EBTL_COMPONENT(name, register_fn, progress_fn, params_valid_fn, make_modules_fn)  \
+    {                                                                           \
+        .super = {                                                              \
+            .btl_version = {                                                    \
+                MCA_BTL_DEFAULT_VERSION(name),                                  \
+                .mca_open_component = ebtl_mca_component_open,                  \
+                .mca_close_component = ebtl_mca_component_close,                \
+                .mca_register_component_params = (register_fn),                 \
+            },                                                                  \
+            .btl_data = {.param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT},    \
+            .btl_init = ebtl_mca_component_init,                                \
+            .btl_progress = (progress_fn),                                      \
+        },                                                                      \
+        .params_valid = (params_valid_fn),                                      \
+        .make_modules = (make_modules_fn),                                      \
+    }
+
+/* The component's register function: if_include and if_exclude (loopback
+ * excluded by default), then its own parameters in table order, the fault
+ * layer's, and Open MPI's standard btl_<c>_* parameters (exclusivity,
+ * limits, ...) with these defaults, which go into the module template.
+ * Also tells ebtl_mca_component_open, _close and _init which component
+ * they are for (each .so has its own copy of common/). Returns an OPAL
+ * status. */
+int ebtl_mca_register(ebtl_component_t *component, const ebtl_mca_param_t *params,
+                      size_t num_params, const ebtl_defaults_t *defaults,
+                      mca_btl_base_module_t *module_template);
+
+/* The component's open, close and init functions. Init refuses (after one
+ * message) an Open MPI other than the one the component was built for, a
+ * parameter params_valid() refuses, or a host with no usable interface;
+ * then make_modules() makes the modules. Close forgets the interface
+ * selection. */
+int ebtl_mca_component_open(void);
+int ebtl_mca_component_close(void);
+mca_btl_base_module_t **ebtl_mca_component_init(int *num_btls, bool enable_progress_threads,
+                                                bool enable_mpi_threads);
 
 /* True when the values are probabilities (drop below 1); else false after one
  * message naming the parameter ("btl esp: btl_esp_fault drop=1.5 is not ..."). */
@@ -76,20 +126,5 @@ bool ebtl_mca_faults_valid(const char *component_name, const ebtl_mca_faults_t *
  * largest datagram the socket receives. */
 ebtl_fault_t *ebtl_mca_faults_create(const ebtl_mca_faults_t *faults, unsigned per_rank,
                                    unsigned index, size_t max_len);
-
-/* False (with one message) when the running Open MPI is not the 4.1 series
- * these components were compiled for: the BTL ABI differs across series. */
-bool ebtl_mca_version_ok(const char *component_name);
-
-/* Counters as MPI_T performance variables <component>_<name> (class
- * counter, read-only, continuous, unsigned long long): count entries of
- * `stride` bytes from `table`, each starting with an ebtl_mca_counter_t;
- * read() gets the entry as pvar->ctx. Once per process. */
-typedef struct ebtl_mca_counter {
-    const char *name;
-    const char *help;
-} ebtl_mca_counter_t;
-void ebtl_mca_counters_register_pvars(mca_base_component_t *component, const void *table,
-                                     size_t count, size_t stride, mca_base_get_value_fn_t read);
 
 #endif
