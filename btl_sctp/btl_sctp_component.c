@@ -117,6 +117,19 @@ static size_t group_by_interface(ebtl_if_t *ifs, size_t n, size_t *per_if)
     return groups;
 }
 
+/* Init failed: close the modules made so far; returns NULL (no modules). */
+static mca_btl_base_module_t **drop_modules(mca_btl_sctp_component_t *c,
+                                            mca_btl_base_module_t **btls)
+{
+    for (size_t j = 0; j < c->num_modules; j++) {
+        bsctp_stack_close(&c->modules[j]->stack);
+        free(c->modules[j]);
+    }
+    c->num_modules = 0;
+    free(btls);
+    return NULL;
+}
+
 /* One module for every selected address (the module's own set-up is
  * btl_sctp_module.c). */
 static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
@@ -157,13 +170,7 @@ static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
                 bsctp_stack_close(&m->stack);
             }
             free(m);
-            for (size_t j = 0; j < c->num_modules; j++) {
-                bsctp_stack_close(&c->modules[j]->stack);
-                free(c->modules[j]);
-            }
-            c->num_modules = 0;
-            free(btls);
-            return NULL;
+            return drop_modules(c, btls);
         }
         /* The fault layer under usrsctp: no datagram has arrived yet (the
          * associations start at the first send, after add_procs). */
@@ -178,13 +185,7 @@ static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
     int rc = mca_btl_sctp_modex_send();
     if (rc != OPAL_SUCCESS) {
         EBTL_SHOW_HELP("modex-send-failed", "sctp", rc, "sctp", ebtl_help_host());
-        for (size_t j = 0; j < c->num_modules; j++) {
-            bsctp_stack_close(&c->modules[j]->stack);
-            free(c->modules[j]);
-        }
-        c->num_modules = 0;
-        free(btls);
-        return NULL;
+        return drop_modules(c, btls);
     }
     c->module = c->modules[0];
     bsctp_stats_register_pvars();

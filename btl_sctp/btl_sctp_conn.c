@@ -338,8 +338,7 @@ static int open_sockets(bsctp_stack_t *st, char *err, size_t errlen)
 
 static void conn_close(bsctp_stack_t *st);
 
-static int conn_open(bsctp_stack_t *st, int backlog, bool port_is_identity, char *err,
-                     size_t errlen)
+static int conn_open(bsctp_stack_t *st, bool port_is_identity, char *err, size_t errlen)
 {
     (void) port_is_identity;   /* every AF_CONN stack has its own ports */
     st->instance = -1;
@@ -380,10 +379,6 @@ static int conn_open(bsctp_stack_t *st, int backlog, bool port_is_identity, char
     if (usrsctp_bind(st->so, (struct sockaddr *) &me, sizeof(me)) != 0) {
         snprintf(err, errlen, "usrsctp_bind(AF_CONN port %u): %s", st->cfg.sctp_port,
                  strerror(errno));
-        goto fail;
-    }
-    if (usrsctp_listen(st->so, backlog) != 0) {
-        snprintf(err, errlen, "usrsctp_listen: %s", strerror(errno));
         goto fail;
     }
     return 0;

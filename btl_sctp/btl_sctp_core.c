@@ -188,17 +188,16 @@ struct socket *bsctp_core_socket(bsctp_stack_t *st, int family, char *err, size_
     return NULL;
 }
 
-long bsctp_core_recv(bsctp_stack_t *st, struct socket *so, struct sockaddr_storage *from,
-                     socklen_t *fromlen, struct sctp_rcvinfo *rcv, bool *has_info, int *flags)
+long bsctp_core_recv(bsctp_stack_t *st, struct socket *so, bsctp_read_t *r)
 {
-    socklen_t infolen = sizeof(*rcv);
+    socklen_t infolen = sizeof(r->rcv);
     unsigned infotype = 0;
-    memset(from, 0, sizeof(*from));
-    *fromlen = sizeof(*from);
-    *flags = 0;
-    ssize_t n = usrsctp_recvv(so, st->rxbuf, st->rxbuf_size, (struct sockaddr *) from, fromlen,
-                              rcv, &infolen, &infotype, flags);
-    *has_info = infotype == SCTP_RECVV_RCVINFO;
+    memset(&r->from, 0, sizeof(r->from));
+    r->fromlen = sizeof(r->from);
+    r->flags = 0;
+    ssize_t n = usrsctp_recvv(so, st->rxbuf, st->rxbuf_size, (struct sockaddr *) &r->from,
+                              &r->fromlen, &r->rcv, &infolen, &infotype, &r->flags);
+    r->has_info = infotype == SCTP_RECVV_RCVINFO;
     return n;
 }
 

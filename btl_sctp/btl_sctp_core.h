@@ -30,13 +30,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <usrsctp.h>
 
 #include "ebtl_dgram.h"
 #include "ebtl_ifsel.h"
 #include "btl_sctp_streams.h"
 
-struct socket;              /* usrsctp */
-struct sctp_rcvinfo;
 struct bsctp_mode;          /* btl_sctp_mode.h */
 struct bsctp_style;         /* btl_sctp_style.h */
 struct bsctp_style_state;   /* a style's own state (btl_sctp_one2one.c) */
@@ -209,11 +208,17 @@ int bsctp_core_set_options(bsctp_stack_t *st, struct socket *so, char *err, size
 /* A non-blocking usrsctp socket of family and the stack's type with the
  * options, or NULL with one message in err (errno kept). */
 struct socket *bsctp_core_socket(bsctp_stack_t *st, int family, char *err, size_t errlen);
+/* What one read off a socket returned besides the bytes. */
+typedef struct bsctp_read {
+    struct sockaddr_storage from;   /* the peer's address */
+    socklen_t fromlen;
+    struct sctp_rcvinfo rcv;        /* stream and association, when has_info */
+    bool has_info;
+    int flags;                      /* MSG_EOR, MSG_NOTIFICATION */
+} bsctp_read_t;
 /* One usrsctp_recvv off so into st->rxbuf (a message, a piece of one or a
- * notification): its length, or -1 when nothing waits (errno says why).
- * *has_info: rcv holds the message's receive information. */
-long bsctp_core_recv(bsctp_stack_t *st, struct socket *so, struct sockaddr_storage *from,
-                     socklen_t *fromlen, struct sctp_rcvinfo *rcv, bool *has_info, int *flags);
+ * notification): its length, or -1 when nothing waits (errno says why). */
+long bsctp_core_recv(bsctp_stack_t *st, struct socket *so, bsctp_read_t *r);
 /* The receive buffer: 0, or -1 with a message in err. */
 int bsctp_core_alloc_rxbuf(bsctp_stack_t *st, char *err, size_t errlen);
 void bsctp_core_free_rxbuf(bsctp_stack_t *st);

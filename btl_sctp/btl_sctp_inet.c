@@ -426,8 +426,7 @@ static int inet_accepted_link(bsctp_stack_t *st, struct socket *so, const struct
 
 static void inet_close(bsctp_stack_t *st);
 
-static int inet_open(bsctp_stack_t *st, int backlog, bool port_is_identity, char *err,
-                     size_t errlen)
+static int inet_open(bsctp_stack_t *st, bool port_is_identity, char *err, size_t errlen)
 {
     const bsctp_stack_config_t *c = &st->cfg;
     bool need4 = false, need6 = false;
@@ -477,10 +476,6 @@ static int inet_open(bsctp_stack_t *st, int backlog, bool port_is_identity, char
     if (rc != 0 || st->cfg.sctp_port == 0) {
         snprintf(err, errlen, "usrsctp_bindx of %zu address(es): %s", c->num_ifaces,
                  strerror(rc ? rc : EADDRNOTAVAIL));
-        goto fail;
-    }
-    if (usrsctp_listen(st->so, backlog) != 0) {
-        snprintf(err, errlen, "usrsctp_listen: %s", strerror(errno));
         goto fail;
     }
     return 0;

@@ -30,9 +30,9 @@ typedef struct bsctp_mode {
 
     /* Start usrsctp (with the process's first stack of this mode), the
      * UDP side, and st->so (type st->so_type) bound to every local
-     * address and listening with backlog: 0, or -1 with one message. */
-    int (*open)(bsctp_stack_t *st, int backlog, bool port_is_identity, char *err,
-                size_t errlen);
+     * address: 0, or -1 with one message. port_is_identity: peers tell
+     * our associations apart by our port (the style's). */
+    int (*open)(bsctp_stack_t *st, bool port_is_identity, char *err, size_t errlen);
     /* After the style's shutdown: close st->so, stop usrsctp with the
      * last stack, close the UDP side. */
     void (*close)(bsctp_stack_t *st);

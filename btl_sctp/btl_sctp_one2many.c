@@ -112,31 +112,27 @@ static int link_of_message(bsctp_stack_t *st, uint32_t assoc_id, const struct so
 static void read_all(bsctp_stack_t *st, bool data)
 {
     for (;;) {
-        struct sockaddr_storage from;
-        socklen_t fromlen;
-        struct sctp_rcvinfo rcv;
-        bool has_info;
-        int flags;
-        long n = bsctp_core_recv(st, st->so, &from, &fromlen, &rcv, &has_info, &flags);
+        bsctp_read_t r;
+        long n = bsctp_core_recv(st, st->so, &r);
         if (n < 0) {
             break;   /* EWOULDBLOCK: drained */
         }
-        if (flags & MSG_NOTIFICATION) {
-            st->rx.notification(st, flags, st->rxbuf, (size_t) n);
+        if (r.flags & MSG_NOTIFICATION) {
+            st->rx.notification(st, r.flags, st->rxbuf, (size_t) n);
             continue;
         }
         if (!data) {
             continue;   /* for a process that is finalizing: dropped */
         }
-        int link = has_info ? link_of_message(st, (uint32_t) rcv.rcv_assoc_id,
-                                              (struct sockaddr *) &from, fromlen)
-                            : -1;
+        int link = r.has_info ? link_of_message(st, (uint32_t) r.rcv.rcv_assoc_id,
+                                                (struct sockaddr *) &r.from, r.fromlen)
+                              : -1;
         if (link < 0) {
             st->stats.rx_bad++;
             continue;
         }
-        st->rx.message(st, (uint32_t) link, (uint32_t) rcv.rcv_assoc_id, rcv.rcv_sid, flags,
-                       st->rxbuf, (size_t) n);
+        st->rx.message(st, (uint32_t) link, (uint32_t) r.rcv.rcv_assoc_id, r.rcv.rcv_sid,
+                       r.flags, st->rxbuf, (size_t) n);
     }
 }
 

@@ -468,12 +468,8 @@ static void sock_notification(bsctp_stack_t *st, bsctp_o2o_sock_t *s, int flags,
 static void read_sock(bsctp_stack_t *st, bsctp_o2o_sock_t *s)
 {
     while (s->state != BSCTP_O2O_DEAD) {
-        struct sockaddr_storage from;
-        socklen_t fromlen;
-        struct sctp_rcvinfo rcv;
-        bool has_info;
-        int flags;
-        long n = bsctp_core_recv(st, s->so, &from, &fromlen, &rcv, &has_info, &flags);
+        bsctp_read_t r;
+        long n = bsctp_core_recv(st, s->so, &r);
         if (n < 0) {
             if (s->state != BSCTP_O2O_CONNECTING && association_gone(errno)) {
                 /* Gone and no notification left to say how: lost, so
@@ -482,8 +478,8 @@ static void read_sock(bsctp_stack_t *st, bsctp_o2o_sock_t *s)
             }
             break;   /* EWOULDBLOCK: drained */
         }
-        if (flags & MSG_NOTIFICATION) {
-            sock_notification(st, s, flags, st->rxbuf, (size_t) n);
+        if (r.flags & MSG_NOTIFICATION) {
+            sock_notification(st, s, r.flags, st->rxbuf, (size_t) n);
             continue;
         }
         if (n == 0) {
@@ -494,11 +490,11 @@ static void read_sock(bsctp_stack_t *st, bsctp_o2o_sock_t *s)
             st->style_state->stats.dropped++;   /* an election's loser, or finalize */
             continue;
         }
-        if (!has_info) {
+        if (!r.has_info) {
             st->stats.rx_bad++;
             continue;
         }
-        st->rx.message(st, s->link, s->id, rcv.rcv_sid, flags, st->rxbuf, (size_t) n);
+        st->rx.message(st, s->link, s->id, r.rcv.rcv_sid, r.flags, st->rxbuf, (size_t) n);
         bsctp_link_t *l = &st->links[s->link];
         if (l->o2o == s && l->ident_rx && !l->ident_tx) {
             /* An association the peer made and identified: answer with

@@ -8,6 +8,7 @@
  */
 #include "btl_sctp_stack.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <usrsctp.h>
@@ -69,8 +70,13 @@ int bsctp_stack_open(bsctp_stack_t *st, const bsctp_stack_config_t *cfg,
     if (bsctp_core_alloc_rxbuf(st, err, errlen) != 0) {
         return -1;
     }
-    if (st->mode->open(st, st->style->backlog, st->style->port_is_identity, err, errlen) != 0) {
+    if (st->mode->open(st, st->style->port_is_identity, err, errlen) != 0) {
         bsctp_core_free_rxbuf(st);
+        return -1;
+    }
+    if (usrsctp_listen(st->so, st->style->backlog) != 0) {
+        snprintf(err, errlen, "usrsctp_listen: %s", strerror(errno));
+        release(st);
         return -1;
     }
     if (st->style->init != NULL && st->style->init(st, err, errlen) != 0) {
