@@ -1,9 +1,11 @@
 /*
  * btl sctp module: one module and one stack for all peers, or (a style
  * with a module per interface: one-to-one) one per local interface, which
- * the BML stripes. The functions ob1 calls (add_procs, alloc, free,
- * prepare_src, send, sendi, finalize), the transport's callbacks into ob1
- * (deliver, peer lost, a peer that introduced itself), and progress.
+ * the BML stripes. The functions ob1 calls that are sctp's own (send,
+ * sendi, finalize; add_procs, alloc, free and prepare_src are
+ * common/ebtl_base's and ebtl_frag's, with sctp's add_one_proc and its
+ * in-place policy), the transport's callbacks into ob1 (deliver, peer
+ * lost, a peer that introduced itself), and progress.
  * usrsctp_sendv copies, so every send completes at once unless the socket's
  * send buffer is full; those wait, in order, in the pending list.
  * A large contiguous payload is not packed: usrsctp copies it from the
