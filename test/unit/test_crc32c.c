@@ -207,8 +207,9 @@ static void impl_name(void)
     printf("    implementation: %s\n", impl);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    unit_init(argc, argv);
     RUN("crc32c", known_vectors);
     RUN("crc32c", hw_matches_table);
     RUN("crc32c", block_boundaries);

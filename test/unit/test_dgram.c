@@ -592,8 +592,9 @@ static void open_foreign_address(void)
     printf("    %s\n", err);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    unit_init(argc, argv);
     RUN("dgram", open_two);
     RUN("dgram", sockaddr_helpers);
     RUN("dgram", gathered_send);

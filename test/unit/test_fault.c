@@ -664,8 +664,9 @@ static void stats_sum_format(void)
     ebtl_fault_destroy(f);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    unit_init(argc, argv);
     RUN("fault", determinism);
     RUN("fault", rate_drop);
     RUN("fault", rate_duplicate);

@@ -414,8 +414,9 @@ static void seq_compare_wraps(void)
     CHECK(esp_seq_lt(10, 20) && !esp_seq_lt(20, 10));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    unit_init(argc, argv);
     RUN("hdr", round_trip);
     RUN("hdr", truncation_rejected);
     RUN("hdr", length_mismatch_rejected);

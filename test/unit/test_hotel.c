@@ -226,8 +226,9 @@ static void clock_quirks(void)
     esp_hotel_fini(&h);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    unit_init(argc, argv);
     RUN("hotel", basics);
     RUN("hotel", far_future);
     RUN("hotel", many_rooms);

@@ -125,8 +125,9 @@ static void enumerate_finds_loopback(void)
     free(all);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    unit_init(argc, argv);
     setup();
     RUN("ifsel", include_by_name);
     RUN("ifsel", include_by_cidr);

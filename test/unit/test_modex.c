@@ -144,8 +144,9 @@ static void path_choice(void)
     CHECK(ebtl_modex_choose_path(ifs, 3, peer, 3, false, &nic) == -1);   /* no family in common */
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    unit_init(argc, argv);
     RUN("modex", round_trip);
     RUN("modex", encode_limits);
     RUN("modex", malformed_records_refused);

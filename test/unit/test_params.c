@@ -63,8 +63,9 @@ static void ranges(void)
     CHECK(ebtl_param_check_range("btl_x_n", 11, 1, 10, err, sizeof(err)) == -1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    unit_init(argc, argv);
     RUN("params", sizes);
     RUN("params", bad_sizes);
     RUN("params", size_with_range);

@@ -1953,32 +1953,20 @@ static void throughput(size_t mtu, size_t total, const char *name)
 static void throughput_loop(void) { throughput(MTU_LOOP, 64 << 20, "64 MiB at 65507"); }
 static void throughput_eth(void) { throughput(MTU_ETH, 16 << 20, "16 MiB at 1472"); }
 
-/* Arguments: case names to run (default: all); --quick skips the stress cases. */
-static int g_argc;
-static char **g_argv;
-static bool want(const char *name, bool heavy)
-{
-    bool named = false;
-    for (int i = 1; i < g_argc; i++) {
-        if (strcmp(g_argv[i], "--quick") == 0) {
-            if (heavy) {
-                return false;
-            }
-            continue;
-        }
-        named = true;
-        if (strcmp(g_argv[i], name) == 0) {
-            return true;
-        }
-    }
-    return !named;
-}
+/* Arguments: case names to run (default: all; unit.h's unit_init); --quick
+ * skips the stress cases (named or not). */
+static bool g_quick;
 
 #define CASE(fn, heavy)                                                          \
     do {                                                                         \
-        if (want(#fn, heavy)) {                                                  \
-            double t_ = wall();                                                  \
-            RUN("proto", fn);                                                    \
+        if ((heavy) && g_quick) {                                                \
+            (void) unit_want("proto", #fn); /* known, not run */                 \
+            break;                                                               \
+        }                                                                        \
+        int n_ = unit_cases_run;                                                 \
+        double t_ = wall();                                                      \
+        RUN("proto", fn);                                                        \
+        if (unit_cases_run != n_) {                                              \
             printf("    (%.2f s)\n", wall() - t_);                               \
         }                                                                        \
     } while (0)
@@ -1987,8 +1975,15 @@ int main(int argc, char **argv)
 {
     g_trace = getenv("PROTO_TRACE") != NULL;
     g_seed_shift = getenv("PROTO_SEEDS") ? strtoull(getenv("PROTO_SEEDS"), NULL, 0) : 0;
-    g_argc = argc;
-    g_argv = argv;
+    int n = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            g_quick = true;
+        } else {
+            argv[n++] = argv[i];
+        }
+    }
+    unit_init(n, argv);
     double t0 = wall();
     CASE(handshake, false);
     CASE(simultaneous_open, false);
@@ -2019,9 +2014,13 @@ int main(int argc, char **argv)
     CASE(stress_slow_ticks, true);
     CASE(stress_no_checksum, true);
     CASE(stress_hostile, true);
-    if (want("stress_total", true) && total_segs_tx > 0) {
+    if (g_quick || total_segs_tx == 0) {
+        (void) unit_want("proto", "stress_total"); /* known, nothing to total */
+    } else {
         RUN("proto", stress_total);
     }
-    printf("    test_proto: %.1f s\n", wall() - t0);
+    if (!unit_listing) {
+        printf("    test_proto: %.1f s\n", wall() - t0);
+    }
     return UNIT_RESULT();
 }

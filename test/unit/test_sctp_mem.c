@@ -138,8 +138,9 @@ static void release_then_again(void)
     bsctp_mem_release();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    unit_init(argc, argv);
     RUN("bsctp_mem", sizes_hold_their_bytes);
     RUN("bsctp_mem", calloc_zeroes_and_refuses_overflow);
     RUN("bsctp_mem", freed_block_comes_back);

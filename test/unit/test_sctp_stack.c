@@ -854,8 +854,9 @@ static void stall_watch_decides(void)
 }
 #endif
 
-int main(void)
+int main(int argc, char **argv)
 {
+    unit_init(argc, argv);
     lo = lo_if();
     RUN(SUITE, sizes_both_ways);
     RUN(SUITE, stream_fills_send_buffer);

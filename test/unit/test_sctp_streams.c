@@ -218,8 +218,9 @@ static void test_choose(void)
     CHECK(bsctp_stream_choose(true, 16, 0x20, f, 32, &k) == 0 && k == BSCTP_OB1_NONE);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    unit_init(argc, argv);
     RUN("bsctp_streams", test_match_layout);
     RUN("bsctp_streams", test_rndv_layout);
     RUN("bsctp_streams", test_nbo);
