@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * btl esp: a reliable streaming protocol over unreliable datagrams.
  * Component and module types. The layers (docs/architecture.md):
  *   wire   common/ebtl_dgram.[ch]   UDP sockets, batches, fault layer

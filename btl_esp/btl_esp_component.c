@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * btl esp component: MCA parameters and their checks, init (one module for
  * all selected interfaces and all peers). Open and close are
  * common/ebtl_mca's, progress is the module's.

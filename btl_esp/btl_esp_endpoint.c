@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* esp endpoints: per-peer state of the module, and the choice of path. */
 #include "btl_esp_endpoint.h"
 

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * An esp endpoint: one peer process. It names the peer's number in the
  * protocol engine and the path datagrams take to it: which of our NICs, and
  * the peer's address and ports on that network (one per channel).

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * esp fragment descriptors: what ob1 hands to send and put. Each embeds the
  * engine's message, so the engine sends straight from the descriptor's
  * segments (our buffer, or the user's memory) and keeps it until every byte

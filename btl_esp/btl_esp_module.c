@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * btl esp module: the functions ob1 calls that are esp's own (send, sendi,
  * put, register_mem, flush, finalize; add_procs, alloc, free and
  * prepare_src are common/ebtl_base's and ebtl_frag's, with esp's add_one_proc

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Registrations: the memory regions ob1 offers as PUT targets. A key names
  * a slot and its generation, so a PUT for a region already deregistered, or
  * a key never given out, is refused; every PUT is bounds-checked against its

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Counters a tuner asks about: printed per process at finalize under
  * btl_esp_verbose, and readable while the job runs as MPI_T performance
  * variables (btl_esp_<name>). Meanings in docs/counters.md.

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The udp wire under the engine: two sockets per selected address (the
  * priority channel for ACKs and tiny fragments, the data channel for the
  * rest), the modex record that publishes them, the engine's transmit

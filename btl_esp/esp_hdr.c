@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* The ESP wire format: encoding, and parsing of untrusted datagrams. */
 #include "esp_hdr.h"
 

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The ESP wire format, version 1: every datagram starts with one 32-byte
  * header; FRAG/CHUNK/PUT carry an extension and payload, HELLO/HELLO_ACK a
  * fixed body. All fields big-endian. Documented in docs/wire-protocol.md.

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The hotel: retransmit timers for in-flight segments. A room is embedded in
  * each segment; check-in when the segment is sent, check-out when it is
  * acknowledged, eviction when its time is up. A hashed timer wheel gives O(1)

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The ESP engine: connections and their handshake, input dispatch, timers,
  * peer failure, statistics. Sending is in esp_send.c, receiving in esp_recv.c.
  */

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The ESP protocol engine, sans I/O: it is handed datagrams and the time,
  * and hands back datagrams to send (ops->transmit), fragments delivered in
  * order (ops->deliver), PUT bytes to write (ops->put_write) and finished

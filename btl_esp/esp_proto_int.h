@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Internals of the ESP protocol engine, shared by esp_proto.c (connections,
  * handshake, input dispatch, timers), esp_send.c (send window, segments,
  * acknowledgement processing, retransmission) and esp_recv.c (receive

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The receiving half of a connection: the receive window, duplicates,
  * in-order delivery (out-of-order data is held until the gap fills),
  * reassembly of CHUNKs, PUT writes, the sender-activity count that divides

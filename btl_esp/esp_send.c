@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The sending half of a connection: cutting messages into segments, the
  * send window and congestion window, transmission, acknowledgements (and
  * selective ones), RTT and retransmit timeout, fast retransmit, the resend

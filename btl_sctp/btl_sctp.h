@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * btl sctp: MPI over SCTP on the userspace stack usrsctp.
  * Component and module types. The Open MPI glue (component, module,
  * endpoint, frag, stats) drives the transport beneath through

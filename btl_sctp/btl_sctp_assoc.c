@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Associations, whatever the style and mode: made lazily by the first
  * send to a link (through the style), identified by the first message each
  * side sends on each stream, sending one SCTP message per fragment (in

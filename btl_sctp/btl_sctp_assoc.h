@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Associations (btl_sctp_assoc.c): identification, one SCTP message per
  * fragment out, messages and notifications in, whatever the style and
  * mode (reached through st->style and st->mode only).

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * btl sctp component: MCA parameters and their checks, init (open and close
  * are common/ebtl_mca's, progress the module's).
  * Modes conn and inet, each with style one-to-many (one module for all

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Mode conn: usrsctp without threads, on AF_CONN, over the BTL's own UDP
  * sockets (common/ebtl_dgram, test-only fault layer included). Every
  * packet usrsctp emits leaves through conn_output on the caller's thread,

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The core every layer of the sctp transport stands on: the table of
  * links, the socket options of the configuration, the receive buffer and
  * one read off a socket, and packet sizing. It calls nothing above it.

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The sctp transport under the BTL, without Open MPI (unit-tested alone).
  * Organised by role, calls flowing one way (docs/architecture.md):
  *

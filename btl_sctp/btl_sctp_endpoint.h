@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* An sctp endpoint: one peer process and the link (association) to it. */
 #ifndef MCA_BTL_SCTP_ENDPOINT_H
 #define MCA_BTL_SCTP_ENDPOINT_H

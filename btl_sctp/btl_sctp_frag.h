@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * sctp fragment descriptors handed to and from ob1. The payload room
  * follows the descriptor, with the 8-byte message header just before it
  * (the list's header room), so a fragment goes to usrsctp_sendv as one

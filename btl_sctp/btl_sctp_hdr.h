@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * What btl sctp puts inside each SCTP user message. SCTP keeps message
  * boundaries, so there is no length field and no stream parsing: one BTL
  * fragment is one SCTP message, an 8-byte header then ob1's bytes.

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Mode inet: the threaded usrsctp (usrsctp_init) over UDP encapsulation
  * on AF_INET/AF_INET6, the mode of multihoming and CMT. usrsctp owns the
  * UDP sockets and runs its own timer and receive threads; they never call

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * usrsctp's memory, cached per thread.
  *
  * usrsctp allocates for every 2 KiB of data an mbuf and a cluster, and in

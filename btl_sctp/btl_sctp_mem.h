@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * usrsctp's malloc, calloc and free (btl_sctp_mem.c): the build renames
  * them in its copy of usrsctp's static library to these.
  */

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * How usrsctp runs (btl_sctp_mode): an operation table, one per file.
  *   conn (btl_sctp_conn.c)  usrsctp without threads on AF_CONN: the BTL
  *        owns the UDP sockets (common/ebtl_dgram), feeds usrsctp what they

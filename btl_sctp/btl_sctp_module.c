@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * btl sctp module: one module and one stack for all peers, or (a style
  * with a module per interface: one-to-one) one per local interface, which
  * the BML stripes. The functions ob1 calls that are sctp's own (send,

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Recognising ob1's header in a fragment the BTL is about to send
  * (layout: btl_sctp_ob1.h). A header counts as ob1's only if the BTL tag
  * is one of ob1's, hdr_type repeats it, hdr_flags has no unknown bit, and

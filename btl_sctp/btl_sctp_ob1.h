@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * ob1's fragment headers as the sctp BTL sees them: the first bytes of what
  * ob1 hands to btl_send/btl_sendi, under the BTL tag it uses. We read them
  * only to choose an SCTP stream (btl_sctp_streams.c), never to act on them,

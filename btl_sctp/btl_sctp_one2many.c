@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The one-to-many style: one SOCK_SEQPACKET socket (st->so) for every
  * association. A send names its peer's address and makes the association
  * on first use; usrsctp_recvv returns the messages of every association

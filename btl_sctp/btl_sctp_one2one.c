@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The one-to-one style (the table bsctp_style_one_to_one): a SOCK_STREAM
  * usrsctp socket per association, made by a non-blocking connect on the
  * first send to a link or accepted from the listener (st->so).

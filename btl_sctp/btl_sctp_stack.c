@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The sctp transport's life, the same for every mode and style: open
  * (the mode starts usrsctp and its socket, then the style), progress
  * (the mode's input and timers, the style's reads into the association

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The sctp transport as the module drives it (btl_sctp_stack.c): one
  * usrsctp socket set with its links, opened in a mode and a style, polled
  * from progress, closed at finalize. The layers below and the order calls

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Counters a tuner asks about (meanings in docs/counters.md): the BTL's and
  * the transport's own, the usrsctp stack's (usrsctp_get_stat: the whole
  * process's stack, which in MPI is this module's alone), the UDP sockets'.

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Which SCTP stream a fragment goes on (docs/sctp-streams.md). SCTP orders
  * messages only within a stream, so a loss on one stream does not hold
  * back the others. The rule, for an association with n outbound streams:

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The socket style (btl_sctp_style): an operation table, one per file.
  *   one-to-many (btl_sctp_one2many.c)  one SOCK_SEQPACKET socket for every
  *        association, dispatch by association id; one module for all peers.

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The module base both components share: what a module holds for every
  * peer (endpoints by list and by process, the lock, ob1's error callback),
  * its fragment descriptors (ebtl_frag.h), and the module functions that

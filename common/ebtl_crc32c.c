@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78).
  *
  * Two implementations of the same "raw" CRC (no pre/post inversion; the

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * CRC-32C (Castagnoli), the checksum of every esp datagram: carry-less
  * multiplication where the CPU has VPCLMULQDQ and AVX-512, else the SSE4.2
  * instruction, else a table. Pure C; all

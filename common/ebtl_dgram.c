@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The UDP datagram layer: non-blocking sockets bound to one local address,
  * gathered sends (sendmsg, sendmmsg from a send queue, UDP GSO), batched
  * receives (recvmmsg) with UDP GRO super-datagrams split back into their

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The UDP datagram layer both components use: non-blocking sockets bound to
  * one local address, batched sends (sendmmsg) whose payload is gathered
  * straight from the caller's buffers, batched receives (recvmmsg), UDP GSO

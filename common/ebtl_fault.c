@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The test-only fault layer: drop, corrupt, duplicate and reorder received
  * datagrams, deterministically from a seed (xoshiro256** seeded through
  * splitmix64; the same arrivals give the same decisions however they are

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The test-only fault layer: on the receive path, drop, duplicate, reorder
  * and corrupt datagrams with given probabilities, deterministically from a
  * seed. Off unless one probability is non-zero. Pure C.

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Fragment descriptors: their lists, and alloc, free and prepare_src. */
 #include "ebtl_frag.h"
 

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Fragment descriptors both components hand to ob1, their free lists, and
  * the module functions that give them out (alloc, prepare_src) and take
  * them back (free).

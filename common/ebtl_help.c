@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Messages through opal_show_help, and where the help file is. */
 #include "ebtl_help.h"
 

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Messages to the user, from help files in Open MPI's format. Each
  * component looks its topics up in its own help file,
  * help-mpi-btl-<component>.txt: btl_<c>/'s topics with the ones both

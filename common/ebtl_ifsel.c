@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Interface selection: include/exclude lists of names and CIDR prefixes. */
 #include "ebtl_ifsel.h"
 

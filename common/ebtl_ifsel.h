@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Interface selection shared by the esp and sctp components: which local
  * addresses a component may use, from an include or an exclude list of
  * interface names and CIDR prefixes ("lo,eth1", "10.1.0.0/16,fd00::/8").

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The component both components share: Open MPI's component struct with
  * the parameters every component has (interfaces, the test-only fault
  * layer), registration of parameters from a table, open, close and init

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Modex address record: what a rank publishes about its local addresses so
  * that peers can reach it. Fixed layout, network byte order, versioned; the
  * decoder treats the bytes as untrusted. Layout in docs/wire-modex.md.

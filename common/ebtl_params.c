@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* MCA parameter value parsing: sizes, keywords, ranges. */
 #include "ebtl_params.h"
 

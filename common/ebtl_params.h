@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Parsing and checking of MCA parameter values shared by both components.
  * Pure C (no Open MPI headers) so the rules are unit-tested; the messages
  * name the parameter and say what is accepted.

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Counters a tuner asks about, both ways a component shows them: as MPI_T
  * performance variables btl_<component>_<name> while the job runs, and as
  * "btl <component> stats rank N: name=value ..." lines at finalize. The

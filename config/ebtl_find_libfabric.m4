@@ -1,3 +1,5 @@
+dnl Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+dnl SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
 dnl EBTL_FIND_LIBFABRIC: libfabric for esp's ofi wire (optional).
 AC_DEFUN([EBTL_FIND_LIBFABRIC], [
   AC_ARG_WITH([libfabric],

@@ -1,3 +1,5 @@
+dnl Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+dnl SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
 dnl EBTL_FIND_OMPI: locate Open MPI's developer headers and libopen-pal,
 dnl insist on Open MPI 4.1.x, and set OMPI_CPPFLAGS, OMPI_LIBS, OMPI_VERSION,
 dnl OMPI_COMPONENT_DIR (Open MPI's own component directory).

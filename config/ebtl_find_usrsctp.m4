@@ -1,3 +1,5 @@
+dnl Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+dnl SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
 dnl EBTL_FIND_USRSCTP: usrsctp for the sctp component (optional).
 dnl Sets USRSCTP_CFLAGS, USRSCTP_LIBS, USRSCTP_STATIC (the static library,
 dnl when it and objcopy are there), ebtl_have_usrsctp=yes|no, ebtl_usrsctp_why.

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * bench.c - OSU-style point-to-point benchmark between ranks 0 and 1.
  *
  * For every message size it measures

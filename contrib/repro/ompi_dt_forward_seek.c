@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* ompi_dt_forward_seek.c - Open MPI 4.1.4 bug reproducer (docs/known-issues.md): minimal standalone reproducer: one derived datatype (vector of
  * 3 blocks of a padded struct {char; double; int[3]; short}, stride 2),
  * one MPI_Send / MPI_Recv of COUNT elements rank 0 -> rank 1, receive

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Smallest MPI job: every rank sends its rank to rank 0, which checks them. */
 #include <mpi.h>
 #include <stdio.h>

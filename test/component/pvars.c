@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * A BTL's counters are MPI_T performance variables: find a counter of sent
  * messages and one of received bytes (default btl_esp_segs_tx and
  * btl_esp_bytes_rx; argv[1] and argv[2] name others, e.g. btl_sctp_tx_msgs

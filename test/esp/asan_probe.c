@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * asan_probe - run by test/esp/asan as a normal MPI job over esp,self (or
  * sctp,self with --component sctp) to prove what the sanitizer runs rely
  * on: after MPI_Init and one message each way, every rank prints the

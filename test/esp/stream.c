@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Rank 0 streams 64 KiB messages to rank 1 for --seconds, 16 in flight,
  * and rank 1 checks every byte. Each rank first prints "pid RANK PID", so
  * test/esp/deadpeer can stop one of them mid-stream. */

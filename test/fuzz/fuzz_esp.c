@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * libFuzzer target for everything esp parses from the network:
  *
  *  (a) esp_hdr_parse and esp_hdr_crc_ok on the raw input; a datagram that

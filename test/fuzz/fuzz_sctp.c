@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * libFuzzer target for everything btl sctp parses from an SCTP message:
  * the 8-byte message header, the identification message, reassembly of
  * pieces until MSG_EOR per stream (pieces of different streams interleave;

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Writes the seed corpus of fuzz_esp into a directory (test/fuzz/run
  * --make-corpus): valid datagrams of every type (for the raw parsers),
  * valid modex records, and inputs in fuzz_esp's record format that drive

@@ -1,3 +1,5 @@
+# Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+# SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
 # test/lib/stacks.sh - the stacks of a run about to time out, sourced by
 # test/mpi/run and test/app/hpcc. A hang seen once (in CI, say) is then
 # diagnosed from its report. Needs gdb and ptrace; without gdb it says so.

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * collectives.c - collectives checked against a local computation:
  *   MPI_Bcast      every root, 0 B .. 4 MiB (large sizes for two roots)
  *   MPI_Allreduce  SUM / MAX / MIN on int and double, counts 1 .. 262147,

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * datatypes.c - non-contiguous datatypes between paired ranks (0<->1,
  * 2<->3, ...; odd np: last rank idles), both directions, three modes:
  *

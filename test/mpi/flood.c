@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * flood.c - many outstanding nonblocking messages both ways between each
  * rank and its ring neighbours (r-1, r+1) and its opposite rank (r+np/2).
  *

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * mpitest.h - shared helpers for the MPI data-integrity tests.
  *
  * Every received byte is checked against a deterministic pattern that

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * ordering.c - MPI non-overtaking rule, checked with sequence numbers in
  * the payload and a full pattern check of every byte.
  *

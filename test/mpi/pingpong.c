@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * pingpong.c - paired ping-pong (0<->1, 2<->3, ...; with an odd np the last
  * rank only joins the barriers) over every power of two from 0 B to 16 MiB
  * plus odd sizes around the eager / rendezvous / pipeline limits, both

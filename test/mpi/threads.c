@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * threads.c - MPI_THREAD_MULTIPLE: NTHREADS threads per rank communicate
  * concurrently with the ring neighbours, each on its own dup'ed
  * communicator (tag = thread id) and at the same time on MPI_COMM_WORLD

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Head-of-line blocking across SCTP streams (docs/sctp-streams.md).
  * Two ranks, two communicators: rank 0 keeps HOL_BULK_DEPTH large messages
  * (HOL_BULK_BYTES each) in flight to rank 1 on comm "bulk" without pause,

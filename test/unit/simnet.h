@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * A deterministic simulated network for the ESP engine (esp_proto): N
  * engines on a virtual clock (ns). A datagram handed to simnet_send is
  * copied into an event queue (a binary heap by delivery time, ties in

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Unit tests of CRC-32C (common/ebtl_crc32c.c). */
 #include <stdbool.h>
 #include <stdint.h>

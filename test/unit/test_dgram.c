@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Unit tests of the UDP datagram layer (common/ebtl_dgram.c), on 127.0.0.1
  * only. */
 #include <arpa/inet.h>

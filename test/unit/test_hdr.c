@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Unit tests of the ESP wire format (btl_esp/esp_hdr.c): encode/parse round
  * trip of every type, every truncation and every kind of malformed header
  * refused, chunk and PUT bounds, and the CRC catching every single-bit flip. */

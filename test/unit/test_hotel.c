@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Unit tests of the hotel (btl_esp/esp_hotel.c), the timer wheel of
  * retransmit timers: check-in/out, eviction exactly once and at the first
  * call at or after the expiry, far-future expiries, 100k random rooms. */

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Unit tests of interface selection (common/ebtl_ifsel.c). */
 #include <arpa/inet.h>
 #include <stdlib.h>

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Unit tests of modex address records (common/ebtl_modex.c): round trip, and
  * every kind of malformed record is refused without reading out of bounds. */
 #include <arpa/inet.h>

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Unit tests of MCA parameter parsing (common/ebtl_params.c). */
 #include <stdint.h>
 

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Unit tests of the ESP protocol engine (btl_esp/esp_proto.c, esp_send.c,
  * esp_recv.c) on the simulated network of simnet.c: handshake, strays,
  * a million segments through loss, duplication, reordering and corruption,

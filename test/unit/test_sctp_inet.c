@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The cases of test_sctp_stack.c in inet mode: two threaded usrsctp stacks
  * in one process (one UDP encapsulation port, two SCTP ports) on
  * 127.0.0.1, every byte checked, then (after the last close) no usrsctp

@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Unit tests of usrsctp's allocator (btl_sctp/btl_sctp_mem.c): every size
  * class boundary holds what was asked for, on a cache line, every byte
  * writable and kept; calloc zeroes and refuses an overflowing product; a

@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * The sctp transport without MPI: two usrsctp conn-mode stacks in one
  * process, each on its own UDP socket on 127.0.0.1, one-to-many sockets.
  * Checks every byte of messages of 1 B .. 1 MiB both ways (whole, and in

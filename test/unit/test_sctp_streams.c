@@ -1,3 +1,7 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
 /* Unit tests of the ob1 header parser (btl_sctp/btl_sctp_ob1.c) and the
  * stream rule (btl_sctp/btl_sctp_streams.c): ob1 4.1 header bytes written
  * out by hand at their offsets (x86_64, little endian, no heterogeneous

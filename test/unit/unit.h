@@ -1,4 +1,8 @@
 /*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
  * Minimal unit-test support: each CASE prints one "PASS unit/<file>/<case>"
  * or "FAIL ..." line (the format contrib/check counts); main returns nonzero
  * when any case failed.
