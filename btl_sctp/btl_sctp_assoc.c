@@ -486,6 +486,9 @@ static void on_notification(bsctp_stack_t *st, const uint8_t *buf, size_t len)
         }
         const struct sctp_assoc_change *ac = &n.sn_assoc_change;
         l = link_by_assoc(st, (uint32_t) ac->sac_assoc_id, &index);
+        if (l == NULL) {
+            st->stats.assoc_unknown++;   /* an association no link uses: seen, not acted on */
+        }
         switch (ac->sac_state) {
         case SCTP_COMM_UP:
             st->stats.assoc_up++;

@@ -92,6 +92,7 @@ typedef struct bsctp_stack_stats {
     uint64_t rx_unidentified;                   /* data before identification */
     uint64_t assoc_rejected;                    /* aborted: another job or unknown peer */
     uint64_t assoc_up, assoc_lost;
+    uint64_t assoc_unknown;                     /* changes of an association no link names */
     uint64_t out_errors;                        /* datagrams the kernel refused */
 } bsctp_stack_stats_t;
 

@@ -21,10 +21,32 @@
  * (EFAULT) even for no bytes. */
 static const char no_data[1];
 
+/* What usrsctp says when the association an id names is gone. */
+static bool association_gone(int e)
+{
+    return e == ENOENT || e == ECONNRESET || e == EPIPE || e == ENOTCONN;
+}
+
 static long o2m_send(bsctp_stack_t *st, uint32_t link, const void *data, size_t len,
                      struct sctp_sndinfo *info)
 {
     bsctp_link_t *l = &st->links[link];
+    if (l->assoc_id != 0) {
+        /* By its id, not the peer's address: an address usrsctp does not
+         * find in the association (a multihomed peer's other one) makes it
+         * start a second association with the data queued on it, silently
+         * (seen in inet mode: HPCC hung with hundreds of messages sent and
+         * never on the wire). */
+        info->snd_assoc_id = (sctp_assoc_t) l->assoc_id;
+        ssize_t n = usrsctp_sendv(st->so, data, len, NULL, 0, info, sizeof(*info),
+                                  SCTP_SENDV_SNDINFO, 0);
+        if (n < 0 && association_gone(errno)) {
+            /* Its notification, read next, says whether the peer is lost
+             * (the job ends) or the link starts a new association. */
+            errno = EAGAIN;
+        }
+        return (long) n;
+    }
     struct sockaddr_storage to;
     socklen_t tolen;
     st->mode->peer_sockaddr(st, link, &to, &tolen);

@@ -41,6 +41,7 @@ static const ebtl_counter_t counters[] = {
     {"rx_bad", "Datagrams shorter than an SCTP header, and malformed messages, dropped"},
     {"rx_unidentified", "Data that came before the peer's identification, dropped"},
     {"rx_unknown_src", "Datagrams from unknown senders that do not start an association, dropped"},
+    {"assoc_unknown", "Changes (up, lost, ...) of an association no link names, not acted on"},
     {"links", "Peers usrsctp knows by UDP address"},
     /* usrsctp's stack */
     {"packets_rx", "SCTP packets taken in by usrsctp"},
@@ -68,7 +69,7 @@ static const ebtl_counter_t counters[] = {
     {"tx_errors", "Datagrams the kernel refused (SCTP sends them again)"},
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
-#define N_BTL 14   /* tx_msgs .. links */
+#define N_BTL 15   /* tx_msgs .. links */
 #define N_STACK 18 /* packets_rx .. send_errors */
 
 /* Every counter's value now, in the order of counters[]; 0 without a
@@ -98,7 +99,7 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
     const uint64_t all[] = {
         s->tx_msgs, s->tx_bytes, s->tx_busy, s->tx_split, s->rx_msgs, s->rx_bytes, s->rx_partial,
         s->assoc_up, s->assoc_lost, s->assoc_rejected, s->rx_bad, s->rx_unidentified,
-        s->rx_unknown_src, m->stack.num_links,
+        s->rx_unknown_src, s->assoc_unknown, m->stack.num_links,
         u.sctps_inpackets, u.sctps_senddata, u.sctps_recvdata, u.sctps_sendsacks,
         u.sctps_recvsacks, u.sctps_sendretransdata, u.sctps_sendfastretrans, u.sctps_timodata,
         u.sctps_recvdupdata, u.sctps_badsum + s->rx_badsum, u.sctps_hdrops, u.sctps_outoftheblue,
