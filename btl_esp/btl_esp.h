@@ -70,6 +70,7 @@ typedef struct mca_btl_esp_component {
     int window;
     int ack_delay_us, ack_every;
     int rto_min_us, rto_max_us, rto_init_us;
+    int grant_delay_us;
     int peer_timeout_s;
     int resend_per_pass;
     char *rcvbuf, *sndbuf, *rcv_budget, *initial_burst, *hold_budget;

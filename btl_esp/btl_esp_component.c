@@ -78,6 +78,7 @@ static bool esp_params_valid(void)
            && range_param("btl_esp_rto_min", c->rto_min_us, 100, 10000000)
            && range_param("btl_esp_rto_max", c->rto_max_us, c->rto_min_us, 60000000)
            && range_param("btl_esp_rto_init", c->rto_init_us, c->rto_min_us, c->rto_max_us)
+           && range_param("btl_esp_grant_delay", c->grant_delay_us, 10, 1000000)
            && range_param("btl_esp_peer_timeout", c->peer_timeout_s, 1, 86400)
            && range_param("btl_esp_resend_per_pass", c->resend_per_pass, 1, 65536)
            && range_param("btl_esp_tiny", c->tiny, 0, 65536)
@@ -158,6 +159,10 @@ static int esp_component_register(void)
         EBTL_PARAM_STR("rcv_budget", OPAL_INFO_LVL_5, &c->rcv_budget, "0",
             "Payload bytes all peers together may have in flight toward this process; 0: half "
             "of the receive buffer the kernel granted"),
+        EBTL_PARAM_INT("grant_delay", OPAL_INFO_LVL_5, &c->grant_delay_us,
+            (int) (d.grant_delay_ns / 1000), "Microseconds of queueing a receiver lets its senders "
+            "cause: together they may have in flight what it drains in this long (and at most "
+            "the receive budget), shared equally among those sending at the moment"),
         EBTL_PARAM_STR("initial_burst", OPAL_INFO_LVL_5, &c->initial_burst, "256k",
             "Bytes a sender sends at the start of a burst, before the receiver's first ACK "
             "grants its share of the receive budget"),

@@ -90,6 +90,7 @@ static void engine_config(mca_btl_esp_module_t *m, esp_proto_config_t *cfg)
     size_t rcvbuf = m->nics[0].sock[ESP_CH_DATA].rcvbuf;
     cfg->rcv_budget = c->rcv_budget_bytes ? c->rcv_budget_bytes : rcvbuf / 2;
     cfg->initial_burst = c->initial_burst_bytes;
+    cfg->grant_delay_ns = (uint64_t) c->grant_delay_us * 1000;
     cfg->hold_budget = c->hold_budget_bytes;
     cfg->tiny = (size_t) c->tiny;
     cfg->checksum = c->checksum != 0;

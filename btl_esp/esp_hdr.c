@@ -184,14 +184,15 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
         }
         break;
     case ESP_T_ACK:
-        if (h->len != 0 || h->seq != 0 || h->tag != 0) {
+        if (h->len != 0 || (h->seq != 0 && !(h->flags & ESP_F_DUP)) || h->tag != 0) {
             return ESP_PARSE_MALFORMED;
         }
         break;
     default: /* FRAG */
         break;
     }
-    if (h->type != ESP_T_FRAG && h->type != ESP_T_CHUNK && h->tag != 0) {
+    if ((h->type != ESP_T_FRAG && h->type != ESP_T_CHUNK && h->tag != 0)
+        || (h->type != ESP_T_ACK && (h->flags & ESP_F_DUP))) {
         return ESP_PARSE_MALFORMED;
     }
     return ESP_PARSE_OK;

@@ -35,7 +35,8 @@ enum esp_seg_type {
 #define ESP_F_TXF 0x04    /* last segment of a burst: the sender has nothing queued */
 #define ESP_F_RETX 0x08   /* a retransmission (not an RTT sample) */
 #define ESP_F_ACKNOW 0x10 /* acknowledge at once (end of a window, a probe) */
-#define ESP_F_KNOWN (ESP_F_CRC | ESP_F_TXS | ESP_F_TXF | ESP_F_RETX | ESP_F_ACKNOW)
+#define ESP_F_DUP 0x20    /* ACK only: segment `seq` arrived again; resending it was not needed */
+#define ESP_F_KNOWN (ESP_F_CRC | ESP_F_TXS | ESP_F_TXF | ESP_F_RETX | ESP_F_ACKNOW | ESP_F_DUP)
 
 /* Common header, every datagram. */
 typedef struct esp_hdr {
@@ -45,7 +46,8 @@ typedef struct esp_hdr {
     uint8_t tag;        /* BTL tag of a FRAG/CHUNK, 0 otherwise */
     uint32_t crc;       /* CRC-32C of the datagram computed with this field 0 */
     uint64_t token;     /* receiver's connection token; 0 in a HELLO */
-    uint32_t seq;       /* FRAG/CHUNK/PUT: sequence number; else 0 */
+    uint32_t seq;       /* FRAG/CHUNK/PUT: sequence number; ACK with ESP_F_DUP: the
+                           duplicate's; else 0 */
     uint32_t ack;       /* every sequence number below this was received */
     uint32_t sack;      /* bit i: ack + 1 + i was received too */
     uint16_t wnd;       /* receive window granted beyond ack, in KiB (0xffff: more) */

@@ -28,6 +28,7 @@ void esp_proto_config_default(esp_proto_config_t *cfg)
     cfg->peer_timeout_ns = 30ull * 1000 * 1000 * 1000;
     cfg->resend_per_pass = 64;
     cfg->rcv_budget = 4u << 20;
+    cfg->grant_delay_ns = 1000 * 1000;
     cfg->initial_burst = 256u << 10;
     cfg->hold_budget = 8u << 20;
     cfg->tiny = 1024;

@@ -68,7 +68,9 @@ typedef struct esp_proto_config {
     uint64_t rto_min_ns, rto_max_ns, rto_init_ns;
     uint64_t peer_timeout_ns;  /* no answer for this long: the peer has failed */
     uint32_t resend_per_pass;  /* retransmissions per esp_proto_tick at most */
-    size_t rcv_budget;         /* bytes this side lets all senders have in flight */
+    size_t rcv_budget;         /* bytes this side lets all senders have in flight, at most */
+    uint64_t grant_delay_ns;   /* ... and no more than it drains in this long: the
+                                  queueing delay senders may cause here */
     size_t initial_burst;      /* bytes a sender sends at the start of a burst */
     size_t hold_budget;        /* bytes of out-of-order data held per peer */
     size_t tiny;               /* payloads up to this go on the priority channel */
@@ -107,6 +109,7 @@ typedef struct esp_proto_stats {
     uint64_t segs_tx, segs_rx, bytes_tx, bytes_rx;
     uint64_t acks_tx, acks_rx;         /* standalone ACK datagrams */
     uint64_t retransmits, fast_retransmits, timeouts;
+    uint64_t spurious_retransmits;     /* the receiver had it already: a duplicate report */
     uint64_t probes;                   /* the oldest, sacked, segment sent again: an ACK was lost */
     uint64_t duplicates;               /* data already received */
     uint64_t out_of_window;            /* too far ahead of the receive window */
@@ -116,6 +119,7 @@ typedef struct esp_proto_stats {
     uint64_t put_rejected;             /* PUT outside any registered region */
     uint64_t held, hold_dropped;       /* out-of-order data kept / dropped for lack of room */
     uint64_t window_stalls;            /* sends that waited for the window */
+    uint64_t grant_stalls;             /* ... for the receiver's grant (it drains slower) */
     uint64_t delay_backoffs;           /* congestion window cuts for a growing round trip */
     uint64_t random_losses;            /* losses taken as random (short queue): no cut */
     uint64_t connects, peers_failed;

@@ -19,8 +19,6 @@
 #define ESP_MAX_FRAG (16u << 20)
 /* Bytes esp_proto_send_copy copies into a segment at most. */
 #define ESP_COPY_LIMIT 2048u
-/* Fast retransmit: this many later segments acknowledged first. */
-#define ESP_DUPTHRESH 3
 /* An ACK selectively acknowledges the segments ack+1 .. ack+ESP_SACK_BITS. */
 #define ESP_SACK_BITS 32
 
@@ -36,6 +34,7 @@ typedef struct esp_seg {
     uint32_t seq;
     uint32_t off, len;             /* range of msg (or of data[]) */
     uint8_t type, tag, flags;      /* ESP_T_*, BTL tag, ESP_F_TXS/TXF */
+    uint8_t resent;                /* why it was last sent again: ESP_RESENT_* */
     bool sacked;
     uint16_t xmits;
     uint64_t sent_ns;
@@ -46,6 +45,8 @@ typedef struct esp_seg {
     bool copied;                   /* data[] holds the payload */
     uint8_t data[];                /* copied segments only */
 } esp_seg_t;
+
+enum { ESP_RESENT_NO = 0, ESP_RESENT_ORDER, ESP_RESENT_TIMEOUT, ESP_RESENT_PROBE };
 
 /* Out-of-order data kept until the gap before it fills. */
 typedef struct esp_held {
@@ -102,7 +103,20 @@ struct esp_conn {
     uint64_t cc_hold_ns;           /* no delay back-off before this */
     uint64_t last_rtt_ns;          /* the latest clean round-trip sample */
     uint64_t last_progress_ns;     /* last time una advanced, or the flight began */
-    bool window_stalled;
+    uint64_t rtt_peak_ns[2];       /* the largest round trip of this and the last period */
+    uint64_t rtt_peak_at_ns;       /* ... the current one began then */
+    /* loss by order and time (RACK), per channel: the newest segment known
+     * delivered, by send time */
+    uint64_t rack_sent_ns[2];
+    uint32_t rack_seq[2];
+    uint64_t rack_rtt_ns;          /* its round trip */
+    unsigned reo_shift;            /* reordering allowance: min_rtt / 4 << reo_shift */
+    /* undoing a window cut that spurious retransmissions caused */
+    size_t undo_cwnd, undo_ssthresh;
+    uint32_t undo_una;             /* una at the cut */
+    uint32_t undo_retrans;         /* retransmissions since, not yet reported duplicate */
+    bool undo_valid;
+    bool window_stalled, grant_stalled;
 
     /* --- receiving */
     uint32_t rcv_nxt;              /* next in-order sequence number */
@@ -139,6 +153,10 @@ struct esp_proto {
     esp_conn_t *hs_list;           /* peers in the handshake */
     esp_msg_t *done_head, *done_tail; /* completions to report after an input */
     unsigned active_senders;       /* peers in a burst toward us */
+    /* what this side drains: bytes accepted in the current interval, and
+     * the highest rate (bytes/s) of this and the last period */
+    uint64_t drain_bytes, drain_from_ns;
+    uint64_t drain_peak[2], drain_peak_at_ns;
     unsigned depth;                /* nesting of input/tick (completions run at 0) */
     uint64_t now;                  /* latest time any entry point was given */
     esp_proto_stats_t stats;
@@ -176,6 +194,7 @@ void esp_recv_fini(esp_conn_t *c);
 void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now);
 void esp_fill_ack(esp_conn_t *c, esp_hdr_t *h);
 void esp_send_ack(esp_conn_t *c);
+void esp_send_dup(esp_conn_t *c, uint32_t seq);
 void esp_ack_timers(esp_proto_t *p, uint64_t now);
 
 #endif

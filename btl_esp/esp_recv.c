@@ -58,11 +58,63 @@ static bool rring_reserve(esp_conn_t *c, uint32_t off)
     return true;
 }
 
+/* ----------------------------------------------------------------- grant */
+
+/*
+ * The receiver paces its senders: together they may have in flight what it
+ * drains in grant_delay (plus a round trip), so the queue they build in its
+ * socket buffer stays below that delay however fast or slow it reads, and
+ * a queue never grows until it reads as loss. The drain rate is the
+ * highest seen over intervals of DRAIN_INTERVAL_NS in the last one to two
+ * DRAIN_PERIOD_NS: a short descheduling does not shrink the grant, and a
+ * receiver whose senders stop does not keep a large one for long. Each
+ * sender in a burst gets an equal share.
+ */
+#define DRAIN_INTERVAL_NS (250 * 1000)
+#define DRAIN_PERIOD_NS (50 * 1000 * 1000)
+
+static void drain_note(esp_proto_t *p, size_t bytes, uint64_t now)
+{
+    if (p->drain_from_ns == 0) {
+        p->drain_from_ns = now;
+    }
+    p->drain_bytes += bytes;
+    uint64_t dt = now - p->drain_from_ns;
+    if (dt < DRAIN_INTERVAL_NS) {
+        return;
+    }
+    uint64_t rate = p->drain_bytes * 1000000000ull / dt;
+    if (now - p->drain_peak_at_ns >= DRAIN_PERIOD_NS) {
+        p->drain_peak[1] = p->drain_peak[0];
+        p->drain_peak[0] = 0;
+        p->drain_peak_at_ns = now;
+    }
+    if (rate > p->drain_peak[0]) {
+        p->drain_peak[0] = rate;
+    }
+    p->drain_bytes = 0;
+    p->drain_from_ns = now;
+}
+
+/* Bytes c's peer may have in flight toward us beyond what we acknowledged. */
+static size_t grant(const esp_conn_t *c)
+{
+    const esp_proto_t *p = c->p;
+    uint64_t peak = p->drain_peak[0] > p->drain_peak[1] ? p->drain_peak[0] : p->drain_peak[1];
+    uint64_t total = peak / 1000 * ((p->cfg.grant_delay_ns + c->min_rtt_ns) / 1000) / 1000;
+    if (total < p->cfg.initial_burst) {
+        total = p->cfg.initial_burst;
+    }
+    if (total > p->cfg.rcv_budget) {
+        total = p->cfg.rcv_budget;
+    }
+    return (size_t) total / (p->active_senders ? p->active_senders : 1);
+}
+
 /* ------------------------------------------------------------------ ACKs */
 
 void esp_fill_ack(esp_conn_t *c, esp_hdr_t *h)
 {
-    esp_proto_t *p = c->p;
     h->ack = c->rcv_nxt;
     c->ack_sent = c->rcv_nxt;
     h->sack = 0;
@@ -73,9 +125,8 @@ void esp_fill_ack(esp_conn_t *c, esp_hdr_t *h)
             }
         }
     }
-    /* The receive budget shared by the peers sending to us now. */
-    size_t grant = p->cfg.rcv_budget / (p->active_senders ? p->active_senders : 1);
-    h->wnd = grant >= (size_t) 0xffff << 10 ? 0xffff : (uint16_t) (grant >> 10);
+    size_t g = grant(c);
+    h->wnd = g >= (size_t) 0xffff << 10 ? 0xffff : (uint16_t) (g >> 10);
     c->unacked = 0;
     c->ack_pending = false;
 }
@@ -83,6 +134,16 @@ void esp_fill_ack(esp_conn_t *c, esp_hdr_t *h)
 void esp_send_ack(esp_conn_t *c)
 {
     esp_hdr_t h = {.type = ESP_T_ACK};
+    esp_fill_ack(c, &h);
+    esp_transmit(c, &h, NULL, NULL, 0, ESP_CH_PRIO);
+    c->p->stats.acks_tx++;
+}
+
+/* The segment seq arrived again: say so, with the acknowledgement, so that
+ * the sender learns its retransmission was not needed. */
+void esp_send_dup(esp_conn_t *c, uint32_t seq)
+{
+    esp_hdr_t h = {.type = ESP_T_ACK, .flags = ESP_F_DUP, .seq = seq};
     esp_fill_ack(c, &h);
     esp_transmit(c, &h, NULL, NULL, 0, ESP_CH_PRIO);
     c->p->stats.acks_tx++;
@@ -119,7 +180,27 @@ static void ack_later(esp_conn_t *c, uint64_t now)
     }
 }
 
+/* Acknowledge at the next tick, not after the ACK delay. */
+static void ack_soon(esp_conn_t *c, uint64_t now)
+{
+    ack_later(c, now);
+    c->ack_due_ns = now;
+}
+
 /* ------------------------------------------------------------- delivery */
+
+/* The number of senders changed: every other sender's share shrank or
+ * grew; tell them at once. */
+static void shares_changed(esp_conn_t *c)
+{
+    esp_proto_t *p = c->p;
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        esp_conn_t *o = p->conns[i];
+        if (o != NULL && o != c && o->rx_active && o->state == ESP_ESTABLISHED) {
+            ack_soon(o, p->now);
+        }
+    }
+}
 
 /* A burst flag taking effect, in sequence order. */
 static void note_activity(esp_conn_t *c, uint8_t flags)
@@ -127,10 +208,12 @@ static void note_activity(esp_conn_t *c, uint8_t flags)
     if ((flags & ESP_R_TXS) && !c->rx_active) {
         c->rx_active = true;
         c->p->active_senders++;
+        shares_changed(c);
     }
     if ((flags & ESP_R_TXF) && c->rx_active) {
         c->rx_active = false;
         c->p->active_senders--;
+        shares_changed(c);
     }
 }
 
@@ -218,7 +301,7 @@ void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
     uint32_t q = d->h.seq;
     if (esp_seq_lt(q, c->rcv_nxt)) {
         p->stats.duplicates++;   /* our ACK was lost or late: repeat it now */
-        esp_send_ack(c);
+        esp_send_dup(c, q);
         return;
     }
     uint32_t off = q - c->rcv_nxt;
@@ -233,7 +316,7 @@ void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
     esp_rslot_t *slot = &c->rring[q & (c->rcap - 1)];
     if (slot->flags & ESP_R_HAVE) {
         p->stats.duplicates++;
-        esp_send_ack(c);
+        esp_send_dup(c, q);
         return;
     }
     uint8_t flags = ESP_R_HAVE | (d->h.flags & ESP_F_TXS ? ESP_R_TXS : 0)
@@ -264,6 +347,7 @@ void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
         p->stats.held++;
     }
     slot->flags = flags;
+    drain_note(p, d->payload_len, now);
     p->stats.segs_rx++;
     p->stats.bytes_rx += d->payload_len;
     c->unacked++;

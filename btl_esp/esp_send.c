@@ -291,8 +291,15 @@ void esp_push(esp_conn_t *c, uint64_t now)
         esp_msg_t *m = c->sendq_head;
         uint8_t type;
         size_t piece = next_piece(c, m, &type);
+        if (c->flight > 0 && c->flight + piece > granted(c)) {
+            if (!c->grant_stalled) {
+                c->grant_stalled = true;
+                p->stats.grant_stalls++;
+            }
+            return;
+        }
         if (c->snd_nxt - c->snd_una >= p->cfg.window
-            || (c->flight > 0 && c->flight + piece > send_limit(c))) {
+            || (c->flight > 0 && c->flight + piece > c->cwnd)) {
             if (!c->window_stalled) {
                 c->window_stalled = true;
                 p->stats.window_stalls++;
@@ -303,7 +310,7 @@ void esp_push(esp_conn_t *c, uint64_t now)
         if (!sring_reserve(c) || (s = seg_alloc(p, false)) == NULL) {
             return;   /* out of memory: try again on the next ACK or tick */
         }
-        c->window_stalled = false;
+        c->window_stalled = c->grant_stalled = false;
         s->msg = m;
         s->type = type;
         s->tag = m->tag;
@@ -373,7 +380,48 @@ int esp_proto_send_copy(esp_proto_t *p, uint32_t peer, uint8_t tag, const struct
 
 /* ------------------------------------------------------ acknowledgements */
 
-static void rtt_sample(esp_conn_t *c, uint64_t rtt)
+/* The largest round trip is remembered for one to two of these: a
+ * receiver descheduled for a few ms, or a queue that built up, keeps the
+ * retransmit timeout above what the path has shown for a while. */
+#define RTT_PEAK_PERIOD_NS (50 * 1000 * 1000)
+
+static uint64_t rtt_peak(const esp_conn_t *c)
+{
+    return c->rtt_peak_ns[0] > c->rtt_peak_ns[1] ? c->rtt_peak_ns[0] : c->rtt_peak_ns[1];
+}
+
+static void rtt_peak_note(esp_conn_t *c, uint64_t rtt, uint64_t now)
+{
+    if (now - c->rtt_peak_at_ns >= RTT_PEAK_PERIOD_NS) {
+        c->rtt_peak_ns[1] = c->rtt_peak_ns[0];
+        c->rtt_peak_ns[0] = 0;
+        c->rtt_peak_at_ns = now;
+    }
+    if (rtt > c->rtt_peak_ns[0]) {
+        c->rtt_peak_ns[0] = rtt;
+    }
+}
+
+/*
+ * The retransmit timeout is the last resort (loss is found by order and
+ * time first, rack_detect): the smoothed round trip and four times its
+ * variation (RFC 6298), plus the receiver's ACK delay, and never below a
+ * quarter more than the largest round trip seen lately.
+ */
+static void rto_update(esp_conn_t *c)
+{
+    const esp_proto_config_t *cfg = &c->p->cfg;
+    uint64_t var = 4 * c->rttvar_ns;
+    uint64_t rto = c->srtt_ns + (var > RTT_GRANULARITY_NS ? var : RTT_GRANULARITY_NS)
+                   + cfg->ack_delay_ns;
+    uint64_t peak = rtt_peak(c);
+    if (rto < peak + peak / 4) {
+        rto = peak + peak / 4;
+    }
+    c->rto_ns = rto < cfg->rto_min_ns ? cfg->rto_min_ns : rto > cfg->rto_max_ns ? cfg->rto_max_ns : rto;
+}
+
+static void rtt_sample(esp_conn_t *c, uint64_t rtt, uint64_t now)
 {
     if (c->srtt_ns == 0) {
         c->srtt_ns = rtt;
@@ -387,10 +435,8 @@ static void rtt_sample(esp_conn_t *c, uint64_t rtt)
             c->min_rtt_ns = rtt;
         }
     }
-    uint64_t var = 4 * c->rttvar_ns;
-    uint64_t rto = c->srtt_ns + (var > RTT_GRANULARITY_NS ? var : RTT_GRANULARITY_NS);
-    const esp_proto_config_t *cfg = &c->p->cfg;
-    c->rto_ns = rto < cfg->rto_min_ns ? cfg->rto_min_ns : rto > cfg->rto_max_ns ? cfg->rto_max_ns : rto;
+    rtt_peak_note(c, rtt, now);
+    rto_update(c);
 }
 
 /*
@@ -403,9 +449,13 @@ static void rtt_sample(esp_conn_t *c, uint64_t rtt)
  */
 #define QUEUE_ALLOWANCE_NS (500 * 1000)
 
+/* The receiver's own queue is its grant's business (it stays below
+ * grant_delay): backing off for it too would starve whichever sender saw
+ * the least round trip, so the allowance is twice that delay at least. */
 static uint64_t queue_allowance(const esp_conn_t *c)
 {
-    return 2 * c->min_rtt_ns > QUEUE_ALLOWANCE_NS ? 2 * c->min_rtt_ns : QUEUE_ALLOWANCE_NS;
+    uint64_t a = 2 * c->min_rtt_ns > QUEUE_ALLOWANCE_NS ? 2 * c->min_rtt_ns : QUEUE_ALLOWANCE_NS;
+    return a > 2 * c->p->cfg.grant_delay_ns ? a : 2 * c->p->cfg.grant_delay_ns;
 }
 
 static void queue_check(esp_conn_t *c, uint64_t rtt, uint64_t now)
@@ -440,8 +490,9 @@ static void seg_acked(esp_conn_t *c, esp_seg_t *s)
     esp_seg_free(p, s);
 }
 
-/* Loss seen (timeout or fast retransmit): halve the congestion window, once
- * per window of data. */
+/* Loss seen (by order or by timeout): halve the congestion window, once
+ * per window of data, and remember how to undo that should the segments
+ * sent again turn out not to have been lost. */
 static void loss_event(esp_conn_t *c, bool timeout)
 {
     if (c->in_recovery && !timeout) {
@@ -457,6 +508,13 @@ static void loss_event(esp_conn_t *c, bool timeout)
         c->recover = c->snd_nxt;
         return;
     }
+    if (!c->undo_valid) {
+        c->undo_valid = true;
+        c->undo_cwnd = c->cwnd;
+        c->undo_ssthresh = c->ssthresh;
+        c->undo_una = c->snd_una;
+        c->undo_retrans = 0;
+    }
     size_t floor = 2 * c->max_payload;
     c->ssthresh = max_sz(c->flight / 2, floor);
     c->cwnd = timeout ? max_sz(c->p->cfg.initial_burst, floor) : c->ssthresh;
@@ -464,24 +522,131 @@ static void loss_event(esp_conn_t *c, bool timeout)
     c->recover = c->snd_nxt;
 }
 
-static void fast_retransmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
+/* Send s again now, for a loss found by order and time. */
+static void resend_lost(esp_conn_t *c, esp_seg_t *s, uint64_t now)
 {
     esp_proto_t *p = c->p;
-    /* Not again within a round trip: its answer may be on the way. With no
-     * RTT measured yet, the RTO stands for it: a guard of 0 resends every
-     * hole on every ACK, and as resent segments give no RTT sample (Karn),
-     * that storm never ends. */
-    uint64_t guard = c->srtt_ns == 0 ? c->rto_ns
-                     : c->srtt_ns > c->min_rtt_ns / 2 ? c->srtt_ns : c->min_rtt_ns / 2;
-    if (now - s->sent_ns < guard) {
-        return;
-    }
     loss_event(c, false);
     esp_hotel_checkout(&p->hotel, &s->room);
     resend_remove(p, s);
+    s->resent = ESP_RESENT_ORDER;
+    c->undo_retrans += c->undo_valid;
     p->stats.fast_retransmits++;
     p->stats.retransmits++;
     seg_transmit(c, s, now);
+}
+
+/* ------------------------------------------------------------------ RACK */
+
+/*
+ * Loss by order and time (RACK, RFC 8985): a segment is lost when a segment
+ * sent after it on the same channel was delivered and a reordering
+ * allowance has passed since. Each channel is its own order: the priority
+ * channel overtakes the data channel, which is reordering, not loss. A
+ * queue at the receiver delays every segment alike and so never reads as
+ * loss here, unlike a timer.
+ */
+static uint64_t reo_wnd(const esp_conn_t *c)
+{
+    uint64_t w = (c->min_rtt_ns / 4) << c->reo_shift;
+    if (w < RTT_GRANULARITY_NS) {
+        w = RTT_GRANULARITY_NS;
+    }
+    return c->srtt_ns != 0 && w > c->srtt_ns ? c->srtt_ns : w;
+}
+
+/* Was s sent before the newest delivered segment of its channel? */
+static bool sent_before_rack(const esp_conn_t *c, const esp_seg_t *s, int ch)
+{
+    return s->sent_ns < c->rack_sent_ns[ch]
+           || (s->sent_ns == c->rack_sent_ns[ch] && esp_seq_lt(s->seq, c->rack_seq[ch]));
+}
+
+/* s was delivered (acknowledged or sacked for the first time). */
+static void rack_note(esp_conn_t *c, const esp_seg_t *s, uint64_t now)
+{
+    /* A resent segment's ACK may answer either copy (both may have waited
+     * in the same queue), so its send time says nothing: the resend's own
+     * loss is left to the timer. */
+    if (s->xmits > 1) {
+        return;
+    }
+    int ch = seg_channel(c, s);
+    if (!sent_before_rack(c, s, ch)) {
+        c->rack_sent_ns[ch] = s->sent_ns;
+        c->rack_seq[ch] = s->seq;
+        c->rack_rtt_ns = now - s->sent_ns;
+    }
+}
+
+/* When s, sent before a delivered segment, counts as lost. */
+static uint64_t rack_deadline(const esp_conn_t *c, const esp_seg_t *s)
+{
+    return s->sent_ns + c->rack_rtt_ns + reo_wnd(c);
+}
+
+/* Send again what order and time say is lost; arm the timer of what will
+ * be once the reordering allowance passes. Only segments an ACK can report
+ * on (una .. una + 32) are looked at: later ones were sent later. */
+static void rack_detect(esp_conn_t *c, uint64_t now)
+{
+    esp_proto_t *p = c->p;
+    uint32_t end = c->snd_una + ESP_SACK_BITS + 1;
+    if (esp_seq_gt(end, c->snd_nxt)) {
+        end = c->snd_nxt;
+    }
+    for (uint32_t q = c->snd_una; q != end; q++) {
+        esp_seg_t *s = c->sring[q & (c->scap - 1)];
+        if (s == NULL || s->sacked || on_resend_queue(p, s)
+            || !sent_before_rack(c, s, seg_channel(c, s))) {
+            continue;
+        }
+        uint64_t due = rack_deadline(c, s);
+        if (due <= now) {
+            resend_lost(c, s, now);
+        } else if (!esp_room_occupied(&s->room) || s->room.expiry > due) {
+            esp_hotel_checkout(&p->hotel, &s->room);
+            esp_hotel_checkin(&p->hotel, &s->room, due);
+        }
+    }
+}
+
+/* --------------------------------------------------------- spurious resends */
+
+/* The receiver reports segment seq arrived twice. When we had sent it
+ * again, that resend was spurious: count it, widen what made us resend
+ * (the reordering allowance, or the timeout), and once every resend since
+ * the last window cut proved spurious, undo the cut. */
+static void on_dup_report(esp_conn_t *c, uint32_t seq)
+{
+    esp_proto_t *p = c->p;
+    int why;
+    if (esp_seq_ge(seq, c->snd_una) && esp_seq_lt(seq, c->snd_nxt)) {
+        const esp_seg_t *s = c->sring[seq & (c->scap - 1)];
+        why = s != NULL ? s->resent : ESP_RESENT_NO;
+    } else if (esp_seq_lt(seq, c->snd_una) && c->undo_valid && c->undo_retrans > 0
+               && esp_seq_ge(seq, c->undo_una)) {
+        why = ESP_RESENT_ORDER;   /* acknowledged since: one of this episode's resends */
+    } else {
+        why = ESP_RESENT_NO;      /* a copy the network made, or long ago */
+    }
+    if (why == ESP_RESENT_NO || why == ESP_RESENT_PROBE) {
+        return;   /* a probe is meant to be a duplicate */
+    }
+    p->stats.spurious_retransmits++;
+    if (why == ESP_RESENT_TIMEOUT) {
+        /* The round trip outgrew the timeout: remember that it can. */
+        rtt_peak_note(c, 2 * c->rto_ns, p->now);
+        rto_update(c);
+    } else if (c->reo_shift < 4) {
+        c->reo_shift++;
+    }
+    if (c->undo_valid && c->undo_retrans > 0 && --c->undo_retrans == 0) {
+        c->cwnd = max_sz(c->cwnd, c->undo_cwnd);
+        c->ssthresh = max_sz(c->ssthresh, c->undo_ssthresh);
+        c->undo_valid = false;
+        c->in_recovery = false;
+    }
 }
 
 void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
@@ -494,6 +659,9 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
     }
     if (esp_seq_lt(ack, c->snd_una)) {
         return;   /* older than what we know: reordered, nothing new */
+    }
+    if (h->flags & ESP_F_DUP) {
+        on_dup_report(c, h->seq);   /* before the ACK frees the segment */
     }
     size_t newly = 0;
     bool advanced = ack != c->snd_una;
@@ -511,6 +679,7 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
             if (!s->sacked) {
                 c->flight -= s->len;
                 newly += s->len;
+                rack_note(c, s, now);
             }
             if (c->bursting && !c->txs_acked && q == c->txs_seq) {
                 c->txs_acked = true;
@@ -522,13 +691,16 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
             seg_acked(c, s);
         }
         if (clean) {
-            rtt_sample(c, now - newest_sent);
+            rtt_sample(c, now - newest_sent, now);
             queue_check(c, now - newest_sent, now);
         }
         c->snd_una = ack;
         c->last_progress_ns = now;
         if (c->in_recovery && esp_seq_ge(ack, c->recover)) {
             c->in_recovery = false;
+        }
+        if (c->undo_valid && c->undo_retrans == 0 && esp_seq_ge(ack, c->recover)) {
+            c->undo_valid = false;   /* the episode ended with nothing left to undo */
         }
         /* Slow start, then one segment per window (congestion avoidance). */
         size_t cap = (size_t) p->cfg.window * c->max_payload;
@@ -548,48 +720,54 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
          * newly sacked, if sent once, gives an RTT sample too; but not when
          * the ACK advanced: then the bits are new because the range moved,
          * and may report segments that arrived long ago. */
-        /* Later segments acknowledged first, per channel: the priority
-         * channel overtakes the data channel, which is reordering, not loss. */
-        unsigned above[2] = {0, 0};
         bool sampled = advanced;
         for (int i = 31; i >= 0; i--) {
             uint32_t q = ack + 1 + (uint32_t) i;
-            if (!esp_seq_lt(q, c->snd_nxt)) {
+            if (!esp_seq_lt(q, c->snd_nxt) || !(h->sack & (1u << i))) {
                 continue;
             }
             esp_seg_t *s = c->sring[q & (c->scap - 1)];
-            if (h->sack & (1u << i)) {
-                if (s != NULL) {
-                    above[seg_channel(c, s)]++;
+            if (s != NULL && !s->sacked) {
+                if (!sampled && s->xmits == 1) {
+                    rtt_sample(c, now - s->sent_ns, now);
+                    sampled = true;
                 }
-                if (s != NULL && !s->sacked) {
-                    if (!sampled && s->xmits == 1) {
-                        rtt_sample(c, now - s->sent_ns);
-                        sampled = true;
-                    }
-                    s->sacked = true;
-                    c->flight -= s->len;
-                    /* It keeps a timer: should the ACK that covers it be
-                     * lost, the oldest sacked segment is sent again as a
-                     * probe (esp_on_timeout). */
-                    resend_remove(p, s);
-                    if (!esp_room_occupied(&s->room)) {
-                        esp_hotel_checkin(&p->hotel, &s->room, now + seg_rto(c, s->xmits));
-                    }
+                rack_note(c, s, now);
+                s->sacked = true;
+                c->flight -= s->len;
+                /* It keeps a timer: should the ACK that covers it be
+                 * lost, the oldest sacked segment is sent again as a
+                 * probe (esp_on_timeout). */
+                resend_remove(p, s);
+                if (!esp_room_occupied(&s->room)) {
+                    esp_hotel_checkin(&p->hotel, &s->room, now + seg_rto(c, s->xmits));
                 }
-            } else if (s != NULL && !s->sacked && above[seg_channel(c, s)] >= ESP_DUPTHRESH) {
-                fast_retransmit(c, s, now);
             }
         }
-        esp_seg_t *first = c->sring[ack & (c->scap - 1)];
-        if (first != NULL && !first->sacked && above[seg_channel(c, first)] >= ESP_DUPTHRESH) {
-            fast_retransmit(c, first, now);
-        }
+    }
+    if (c->snd_una != c->snd_nxt) {
+        rack_detect(c, now);
     }
     esp_push(c, now);
 }
 
 /* ------------------------------------------------------- retransmission */
+
+/* The segment a timeout may resend: the oldest not sacked, or the oldest
+ * when all are (its ACK was lost). Only one at a time: when the path
+ * stalled rather than lost, one resend is all it costs, and when the
+ * segments were lost, the ACK of this one reports the rest by order. */
+static const esp_seg_t *oldest_unreported(const esp_conn_t *c)
+{
+    const esp_seg_t *first = c->sring[c->snd_una & (c->scap - 1)];
+    for (uint32_t q = c->snd_una; q != c->snd_nxt && q - c->snd_una <= ESP_SACK_BITS; q++) {
+        const esp_seg_t *s = c->sring[q & (c->scap - 1)];
+        if (s != NULL && !s->sacked) {
+            return s;
+        }
+    }
+    return first;
+}
 
 void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
 {
@@ -607,6 +785,12 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
                       on_resend_queue(p, old) ? ", queued for resend" : "");
         return;
     }
+    /* The reordering allowance of a segment overtaken has passed. */
+    if (!s->sacked && s->seq - c->snd_una <= ESP_SACK_BITS
+        && sent_before_rack(c, s, seg_channel(c, s)) && rack_deadline(c, s) <= now) {
+        resend_lost(c, s, now);
+        return;
+    }
     /* The retransmit timer restarts whenever the peer acknowledges new data
      * (RFC 6298 5.3): a segment behind a deep queue is not lost while the
      * ACKs still advance. And a segment beyond what an ACK's SACK bits can
@@ -619,7 +803,7 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
         esp_hotel_checkin(&p->hotel, &s->room, from + rto);
         return;
     }
-    if (s->seq - c->snd_una > ESP_SACK_BITS || (s->sacked && s->seq != c->snd_una)) {
+    if (s != oldest_unreported(c)) {
         esp_hotel_checkin(&p->hotel, &s->room, now + rto);
         return;
     }
@@ -630,11 +814,14 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
          * gets is a duplicate, which it answers at once. Not a loss of
          * data: no congestion response. */
         p->stats.probes++;
+        s->resent = ESP_RESENT_PROBE;
         resend_append(p, s);
         return;
     }
     p->stats.timeouts++;
     loss_event(c, true);
+    s->resent = ESP_RESENT_TIMEOUT;
+    c->undo_retrans += c->undo_valid;
     resend_append(p, s);
 }
 

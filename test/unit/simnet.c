@@ -14,6 +14,7 @@ typedef struct sim_ev {
     uint8_t *buf;
     uint32_t len;
     uint16_t src, dst;
+    bool queued;         /* arrived, in the receiver's queue: read at t */
 } sim_ev_t;
 
 struct simnet {
@@ -23,6 +24,8 @@ struct simnet {
     sim_link_stats_t st[SIMNET_MAX_NODES][SIMNET_MAX_NODES];
     uint64_t node_bh[SIMNET_MAX_NODES];
     uint64_t tx_free[SIMNET_MAX_NODES];
+    uint64_t rx_free[SIMNET_MAX_NODES];        /* the receiver is busy until then */
+    size_t rx_queued[SIMNET_MAX_NODES];        /* bytes in its queue */
     /* Jitter keeps each link's channel in order (only `reorder` reorders). */
     uint64_t last_arrival[SIMNET_MAX_NODES][SIMNET_MAX_NODES][2];
     uint64_t rng;
@@ -151,6 +154,7 @@ void simnet_total_stats(const simnet_t *net, sim_link_stats_t *out)
             out->blackholed += s->blackholed;
             out->tail_dropped += s->tail_dropped;
             out->delivered += s->delivered;
+            out->rx_overflow += s->rx_overflow;
         }
     }
 }
@@ -162,8 +166,7 @@ static bool ev_before(const sim_ev_t *a, const sim_ev_t *b)
     return a->t < b->t || (a->t == b->t && a->n < b->n);
 }
 
-static void heap_push(simnet_t *net, uint64_t t, unsigned src, unsigned dst, uint8_t *buf,
-                      size_t len)
+static void heap_push_ev(simnet_t *net, sim_ev_t ev)
 {
     if (net->nheap == net->capheap) {
         net->capheap = net->capheap ? 2 * net->capheap : 1024;
@@ -173,7 +176,7 @@ static void heap_push(simnet_t *net, uint64_t t, unsigned src, unsigned dst, uin
             abort();
         }
     }
-    sim_ev_t ev = {t, net->seqno++, buf, (uint32_t) len, (uint16_t) src, (uint16_t) dst};
+    ev.n = net->seqno++;
     size_t i = net->nheap++;
     while (i > 0) {
         size_t parent = (i - 1) / 2;
@@ -184,6 +187,12 @@ static void heap_push(simnet_t *net, uint64_t t, unsigned src, unsigned dst, uin
         i = parent;
     }
     net->heap[i] = ev;
+}
+
+static void heap_push(simnet_t *net, uint64_t t, unsigned src, unsigned dst, uint8_t *buf,
+                      size_t len)
+{
+    heap_push_ev(net, (sim_ev_t){t, 0, buf, (uint32_t) len, (uint16_t) src, (uint16_t) dst, false});
 }
 
 static sim_ev_t heap_pop(simnet_t *net)
@@ -332,6 +341,45 @@ void simnet_inject(simnet_t *net, unsigned src, unsigned dst, const void *buf, s
     heap_push(net, at < net->now ? net->now : at, src, dst, copy, len);
 }
 
+/* ------------------------------------------------------- slow receivers */
+
+static bool rx_model(const simnet_t *net)
+{
+    return net->cfg.rx_rate_bps > 0 || net->cfg.rx_dgram_ns > 0 || net->cfg.rx_stall_ns > 0;
+}
+
+/* The end of the stall t falls in, or t when the receiver runs then. */
+static uint64_t rx_awake(const simnet_t *net, uint64_t t)
+{
+    uint64_t every = net->cfg.rx_stall_every_ns, stall = net->cfg.rx_stall_ns;
+    if (every == 0 || stall == 0 || t % every >= stall) {
+        return t;
+    }
+    return t - t % every + stall;
+}
+
+/* A datagram reached a slow receiver: queue it to be read in turn, or drop
+ * it when the queue is full. */
+static void rx_enqueue(simnet_t *net, sim_ev_t ev)
+{
+    size_t limit = net->cfg.rx_queue_bytes;
+    if (limit != 0 && net->rx_queued[ev.dst] + ev.len > limit) {
+        net->st[ev.src][ev.dst].rx_overflow++;
+        free(ev.buf);
+        return;
+    }
+    net->rx_queued[ev.dst] += ev.len;
+    uint64_t start = rx_awake(net, ev.t > net->rx_free[ev.dst] ? ev.t : net->rx_free[ev.dst]);
+    uint64_t cost = net->cfg.rx_dgram_ns;
+    if (net->cfg.rx_rate_bps > 0) {
+        cost += (uint64_t) ((double) ev.len * 8e9 / net->cfg.rx_rate_bps);
+    }
+    net->rx_free[ev.dst] = start + cost;
+    ev.t = start + cost;
+    ev.queued = true;
+    heap_push_ev(net, ev);
+}
+
 /* ------------------------------------------------------------ the loop */
 
 uint64_t simnet_run(simnet_t *net, uint64_t until, sim_step_fn step, void *arg)
@@ -345,7 +393,8 @@ uint64_t simnet_run(simnet_t *net, uint64_t until, sim_step_fn step, void *arg)
             net->now = net->next_tick;
             net->next_tick += net->cfg.tick_ns;
             for (unsigned i = 0; i < net->cfg.nodes; i++) {
-                if (net->eng[i] != NULL) {
+                /* A descheduled receiver runs no timers either. */
+                if (net->eng[i] != NULL && rx_awake(net, net->now) == net->now) {
                     esp_proto_tick(net->eng[i], net->now);
                 }
             }
@@ -360,6 +409,13 @@ uint64_t simnet_run(simnet_t *net, uint64_t until, sim_step_fn step, void *arg)
                 net->st[ev.src][ev.dst].blackholed++;
                 free(ev.buf);
                 continue;
+            }
+            if (rx_model(net) && !ev.queued) {
+                rx_enqueue(net, ev);
+                continue;
+            }
+            if (ev.queued) {
+                net->rx_queued[ev.dst] -= ev.len;
             }
             net->st[ev.src][ev.dst].delivered++;
             esp_proto_t *e = net->eng[ev.dst];

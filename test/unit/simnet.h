@@ -49,6 +49,16 @@ typedef struct simnet_config {
     double bandwidth_bps;      /* per sender, bits/s; 0: infinite */
     uint64_t queue_limit_ns;   /* tail drop when the sender's queue is longer; 0: none */
     uint64_t tick_ns;          /* esp_proto_tick on every engine at least this often */
+    /* A receiver slower than the wire: each node reads what arrives from a
+     * queue of rx_queue_bytes (its socket buffer; arrivals that do not fit
+     * are dropped and counted as rx_overflow), spending rx_dgram_ns plus
+     * len at rx_rate_bps on each datagram, and reads nothing during the
+     * first rx_stall_ns of every rx_stall_every_ns (descheduled). All 0: the
+     * engine reads each datagram the moment it arrives. */
+    double rx_rate_bps;
+    uint64_t rx_dgram_ns;
+    size_t rx_queue_bytes;
+    uint64_t rx_stall_every_ns, rx_stall_ns;
 } simnet_config_t;
 
 /* What a hook says about a datagram being sent. */
@@ -67,6 +77,7 @@ typedef bool (*sim_step_fn)(void *arg, uint64_t now);
 typedef struct sim_link_stats {
     uint64_t sent, bytes, dropped, duplicated, reordered, corrupted, blackholed, tail_dropped;
     uint64_t delivered;
+    uint64_t rx_overflow;      /* dropped at the receiver: its queue was full */
 } sim_link_stats_t;
 
 typedef struct simnet simnet_t;
