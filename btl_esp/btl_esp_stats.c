@@ -31,7 +31,7 @@ static const esp_counter_t counters[] = {
     C(fast_retransmits, "Segments sent again because later ones were acknowledged first"),
     C(timeouts, "Retransmit timer expiries that sent a segment again"),
     C(spurious_retransmits, "Retransmissions the receiver reported as duplicates: the segment was not lost"),
-    C(probes, "The oldest segment, which the peer had reported, sent again because the ACK covering it was lost"),
+    C(probes, "Segments sent again to make the peer speak: the last of a burst unanswered for two round trips (tail probe), or the oldest, which the peer had reported, when the ACK covering it was lost"),
     C(duplicates, "Data segments received again and dropped"),
     C(out_of_window, "Data segments too far ahead of the receive window, dropped"),
     C(stray, "Datagrams from another job, an earlier run or a stranger, dropped"),

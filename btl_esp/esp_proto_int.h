@@ -116,6 +116,7 @@ struct esp_conn {
     uint32_t undo_una;             /* una at the cut */
     uint32_t undo_retrans;         /* retransmissions since, not yet reported duplicate */
     bool undo_valid;
+    bool tlp_out;                  /* a tail probe is out, no new data acknowledged since */
     bool window_stalled, grant_stalled;
 
     /* --- receiving */

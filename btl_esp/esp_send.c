@@ -187,6 +187,25 @@ static enum esp_channel seg_channel(const esp_conn_t *c, const esp_seg_t *s)
     return s->len <= c->p->cfg.tiny ? ESP_CH_PRIO : ESP_CH_DATA;
 }
 
+/*
+ * Tail loss probe (RFC 8985 7): the last segment of a burst has nothing
+ * after it whose delivery would show it lost, and a timeout can be long
+ * (it stays above the largest round trip of late). When no ACK came in two
+ * round trips plus the ACK delay, it is sent once more as a probe: if it was
+ * lost, that repairs it; if not, the receiver drops the copy. One probe per
+ * tail until new data is acknowledged. The time it is due, or never.
+ */
+static uint64_t tail_probe_due(const esp_conn_t *c, const esp_seg_t *s)
+{
+    if (s->xmits != 1 || !(s->flags & ESP_F_TXF) || c->tlp_out || c->srtt_ns == 0
+        || s->seq != c->snd_nxt - 1) {
+        return UINT64_MAX;
+    }
+    /* The receiver's delayed ACK waits for its next progress pass, the
+     * hotel's timers for their slot: a granularity more. */
+    return s->sent_ns + 2 * c->srtt_ns + c->p->cfg.ack_delay_ns + RTT_GRANULARITY_NS;
+}
+
 /* Send (or send again) one segment with the newest acknowledgement on it,
  * and check it into the hotel. */
 static void seg_transmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
@@ -212,7 +231,11 @@ static void seg_transmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
     esp_transmit(c, &h, &s->ext, pl, n, seg_channel(c, s));
     s->xmits++;
     s->sent_ns = now;
-    esp_hotel_checkin(&p->hotel, &s->room, now + seg_rto(c, s->xmits));
+    uint64_t due = now + seg_rto(c, s->xmits);
+    if (tail_probe_due(c, s) < due) {
+        due = tail_probe_due(c, s);
+    }
+    esp_hotel_checkin(&p->hotel, &s->room, due);
     p->stats.segs_tx++;
     p->stats.bytes_tx += s->len;
 }
@@ -696,6 +719,7 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
         }
         c->snd_una = ack;
         c->last_progress_ns = now;
+        c->tlp_out = false;
         if (c->in_recovery && esp_seq_ge(ack, c->recover)) {
             c->in_recovery = false;
         }
@@ -789,6 +813,13 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
     if (!s->sacked && s->seq - c->snd_una <= ESP_SACK_BITS
         && sent_before_rack(c, s, seg_channel(c, s)) && rack_deadline(c, s) <= now) {
         resend_lost(c, s, now);
+        return;
+    }
+    if (!s->sacked && tail_probe_due(c, s) <= now) {
+        c->tlp_out = true;
+        p->stats.probes++;
+        s->resent = ESP_RESENT_PROBE;
+        resend_append(p, s);
         return;
     }
     /* The retransmit timer restarts whenever the peer acknowledges new data
