@@ -33,6 +33,10 @@
  *
  * Usage: bench [-s 1,4,16,...] [-w window] [-t seconds_per_measurement]
  *              [-l] (latency only) [-b] (bandwidth only)
+ *              [-p pingpong|incast|pairs|cg] [-n cg_iterations] [-c cg_compute_us]
+ *              [-X] (flip one received byte: the check must fail; patterns only)
+ * -p selects another traffic pattern, in bench_patterns.c, which says what
+ * each measures and prints.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -42,6 +46,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define MAX_SIZES 64
 #define TAG_PING 1
 #define TAG_END 2
@@ -49,9 +55,9 @@
 #define TAG_BW_END 4
 #define TAG_ACK 5
 
-static int rank;
+int rank, nprocs;
 
-static void die(const char *msg)
+void die(const char *msg)
 {
     fprintf(stderr, "bench: rank %d: %s\n", rank, msg);
     MPI_Abort(MPI_COMM_WORLD, 2);
@@ -163,14 +169,16 @@ static int parse_sizes(const char *arg, long *sizes)
 int main(int argc, char **argv)
 {
     long sizes[MAX_SIZES];
-    int nsizes = 0, window = 64, do_lat = 1, do_bw = 1, nprocs, opt;
-    double target = 0.2;
+    int nsizes = 0, window = 64, do_lat = 1, do_bw = 1, opt;
+    double target = 0.2, compute_us = 0;
+    long iters = 2000;
+    const char *pattern = "pingpong";
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 
-    while ((opt = getopt(argc, argv, "s:w:t:lb")) != -1) {
+    while ((opt = getopt(argc, argv, "s:w:t:lbp:n:c:X")) != -1) {
         switch (opt) {
         case 's':
             nsizes = parse_sizes(optarg, sizes);
@@ -193,9 +201,43 @@ int main(int argc, char **argv)
         case 'b':
             do_lat = 0;
             break;
+        case 'p':
+            pattern = optarg;
+            break;
+        case 'n':
+            iters = atol(optarg);
+            if (iters < 1 || iters > 100000000L)
+                die("bad -n iterations (1..1e8)");
+            break;
+        case 'c':
+            compute_us = atof(optarg);
+            if (!(compute_us >= 0 && compute_us < 1e7))
+                die("bad -c microseconds");
+            break;
+        case 'X':
+            corrupt_once = 1;
+            break;
         default:
-            die("usage: bench [-s sizes] [-w window] [-t seconds] [-l|-b]");
+            die("usage: bench [-s sizes] [-w window] [-t seconds] [-l|-b] "
+                "[-p pingpong|incast|pairs|cg] [-n iterations] [-c compute_us] [-X]");
         }
+    }
+    if (strcmp(pattern, "pingpong") != 0) {
+        bench_opts_t o = {sizes, nsizes, window, target, iters, compute_us};
+        if (nsizes == 0)
+            die("the patterns need -s");
+        if (nprocs < 2)
+            die("needs at least 2 ranks");
+        if (strcmp(pattern, "incast") == 0)
+            run_incast(&o);
+        else if (strcmp(pattern, "pairs") == 0)
+            run_pairs(&o);
+        else if (strcmp(pattern, "cg") == 0)
+            run_cg(&o);
+        else
+            die("bad -p pattern (pingpong, incast, pairs, cg)");
+        MPI_Finalize();
+        return 0;
     }
     if (nsizes == 0) {
         for (long s = 1; s <= (4L << 20); s *= 4)
