@@ -42,7 +42,6 @@ static const esp_counter_t counters[] = {
     C(hold_dropped, "Out-of-order segments dropped for lack of holding room"),
     C(window_stalls, "Times a sender waited for the send or congestion window"),
     C(grant_stalls, "Times a sender waited for the receiver's grant (the receiver drains slower)"),
-    C(delay_backoffs, "Congestion window cuts because the round trip grew (a queue on the path)"),
     C(random_losses, "Losses seen while the round trip was short: random loss, no window cut"),
     C(connects, "Connections opened (HELLO handshakes started)"),
     C(peers_failed, "Peers declared failed"),

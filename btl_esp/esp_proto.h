@@ -120,7 +120,6 @@ typedef struct esp_proto_stats {
     uint64_t held, hold_dropped;       /* out-of-order data kept / dropped for lack of room */
     uint64_t window_stalls;            /* sends that waited for the window */
     uint64_t grant_stalls;             /* ... for the receiver's grant (it drains slower) */
-    uint64_t delay_backoffs;           /* congestion window cuts for a growing round trip */
     uint64_t random_losses;            /* losses taken as random (short queue): no cut */
     uint64_t connects, peers_failed;
 } esp_proto_stats_t;

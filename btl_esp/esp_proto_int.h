@@ -100,7 +100,6 @@ struct esp_conn {
     uint32_t txs_seq;
     uint32_t next_frag_id;
     uint64_t srtt_ns, rttvar_ns, rto_ns, min_rtt_ns;
-    uint64_t cc_hold_ns;           /* no delay back-off before this */
     uint64_t last_rtt_ns;          /* the latest clean round-trip sample */
     uint64_t last_progress_ns;     /* last time una advanced, or the flight began */
     uint64_t rtt_peak_ns[2];       /* the largest round trip of this and the last period */
@@ -155,9 +154,9 @@ struct esp_proto {
     esp_msg_t *done_head, *done_tail; /* completions to report after an input */
     unsigned active_senders;       /* peers in a burst toward us */
     /* what this side drains: bytes accepted in the current interval, and
-     * the highest rate (bytes/s) of this and the last period */
+     * the average rate (bytes/s) of the intervals before */
     uint64_t drain_bytes, drain_from_ns;
-    uint64_t drain_peak[2], drain_peak_at_ns;
+    uint64_t drain_rate;
     unsigned depth;                /* nesting of input/tick (completions run at 0) */
     uint64_t now;                  /* latest time any entry point was given */
     esp_proto_stats_t stats;

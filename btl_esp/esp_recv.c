@@ -62,36 +62,35 @@ static bool rring_reserve(esp_conn_t *c, uint32_t off)
 
 /*
  * The receiver paces its senders: together they may have in flight what it
- * drains in grant_delay (plus a round trip), so the queue they build in its
- * socket buffer stays below that delay however fast or slow it reads, and
- * a queue never grows until it reads as loss. The drain rate is the
- * highest seen over intervals of DRAIN_INTERVAL_NS in the last one to two
- * DRAIN_PERIOD_NS: a short descheduling does not shrink the grant, and a
- * receiver whose senders stop does not keep a large one for long. Each
- * sender in a burst gets an equal share.
+ * drains in grant_delay (plus a round trip), so the queue they build ahead
+ * of it (its socket buffer, or the switch port before a slower link) stays
+ * near that delay however fast or slow it reads, and never grows until it
+ * reads as loss. The drain rate is an average over intervals of at least
+ * DRAIN_INTERVAL_NS of the bytes it accepted: the catch-up after it was
+ * descheduled averages out with the stall before it (a peak would count the
+ * CPU's speed, not the link's). An interval that began after an idle gap
+ * is not a measure. Each sender in a burst gets an equal share. The grant
+ * converges to a queue of grant_delay: it grows by (grant_delay + rtt) /
+ * (rtt + queue) per measure.
  */
-#define DRAIN_INTERVAL_NS (250 * 1000)
-#define DRAIN_PERIOD_NS (50 * 1000 * 1000)
+#define DRAIN_INTERVAL_NS (500 * 1000)
+#define DRAIN_IDLE_NS (5 * 1000 * 1000)
+#define GRANT_FLOOR (64u << 10)
 
 static void drain_note(esp_proto_t *p, size_t bytes, uint64_t now)
 {
-    if (p->drain_from_ns == 0) {
-        p->drain_from_ns = now;
+    uint64_t dt = now - p->drain_from_ns;
+    if (p->drain_from_ns == 0 || dt > DRAIN_IDLE_NS) {
+        p->drain_from_ns = now;   /* after idleness: start a fresh interval */
+        p->drain_bytes = bytes;
+        return;
     }
     p->drain_bytes += bytes;
-    uint64_t dt = now - p->drain_from_ns;
     if (dt < DRAIN_INTERVAL_NS) {
         return;
     }
     uint64_t rate = p->drain_bytes * 1000000000ull / dt;
-    if (now - p->drain_peak_at_ns >= DRAIN_PERIOD_NS) {
-        p->drain_peak[1] = p->drain_peak[0];
-        p->drain_peak[0] = 0;
-        p->drain_peak_at_ns = now;
-    }
-    if (rate > p->drain_peak[0]) {
-        p->drain_peak[0] = rate;
-    }
+    p->drain_rate = p->drain_rate == 0 ? rate : (3 * p->drain_rate + rate) / 4;
     p->drain_bytes = 0;
     p->drain_from_ns = now;
 }
@@ -100,10 +99,14 @@ static void drain_note(esp_proto_t *p, size_t bytes, uint64_t now)
 static size_t grant(const esp_conn_t *c)
 {
     const esp_proto_t *p = c->p;
-    uint64_t peak = p->drain_peak[0] > p->drain_peak[1] ? p->drain_peak[0] : p->drain_peak[1];
-    uint64_t total = peak / 1000 * ((p->cfg.grant_delay_ns + c->min_rtt_ns) / 1000) / 1000;
-    if (total < p->cfg.initial_burst) {
-        total = p->cfg.initial_burst;
+    uint64_t rate = p->drain_rate;
+    uint64_t total = rate / 1000 * ((p->cfg.grant_delay_ns + c->min_rtt_ns) / 1000) / 1000;
+    /* Before any measure, an initial burst; after, a floor small enough
+     * for a slow link (64 KiB is 0.5 ms at 1 Gbit/s): the grant grows by
+     * itself while the queue is shorter than grant_delay. */
+    uint64_t floor = rate == 0 ? p->cfg.initial_burst : GRANT_FLOOR;
+    if (total < floor) {
+        total = floor;
     }
     if (total > p->cfg.rcv_budget) {
         total = p->cfg.rcv_budget;

@@ -463,35 +463,17 @@ static void rtt_sample(esp_conn_t *c, uint64_t rtt, uint64_t now)
 }
 
 /*
- * Keep the queue we build on the path short. Loss alone would let the
- * congestion window grow until a switch queue overflows (5 ms at line rate
- * is common), and the round trip would swing far above the retransmit
- * timeout. When a round trip exceeds the least one seen by more than the
- * allowance, the window shrinks by a quarter, at most once per round trip;
- * this also ends slow start.
+ * The round trip a loss is judged by: a loss while it is near its least is
+ * random loss on the wire, not a queue overflowing, and does not cut the
+ * window. "Near" allows for the queue the receiver's grant lets build
+ * ahead of it (grant_delay) and for the least being stale.
  */
 #define QUEUE_ALLOWANCE_NS (500 * 1000)
 
-/* The receiver's own queue is its grant's business (it stays below
- * grant_delay): backing off for it too would starve whichever sender saw
- * the least round trip, so the allowance is twice that delay at least. */
 static uint64_t queue_allowance(const esp_conn_t *c)
 {
     uint64_t a = 2 * c->min_rtt_ns > QUEUE_ALLOWANCE_NS ? 2 * c->min_rtt_ns : QUEUE_ALLOWANCE_NS;
     return a > 2 * c->p->cfg.grant_delay_ns ? a : 2 * c->p->cfg.grant_delay_ns;
-}
-
-static void queue_check(esp_conn_t *c, uint64_t rtt, uint64_t now)
-{
-    c->last_rtt_ns = rtt;
-    if (rtt <= c->min_rtt_ns + queue_allowance(c) || now < c->cc_hold_ns) {
-        return;
-    }
-    size_t floor = 2 * c->max_payload;
-    c->cwnd = max_sz(floor, c->cwnd - c->cwnd / 4);
-    c->ssthresh = c->cwnd;
-    c->cc_hold_ns = now + rtt;
-    c->p->stats.delay_backoffs++;
 }
 
 /* A segment is acknowledged: stop its timer, account its message. */
@@ -522,8 +504,8 @@ static void loss_event(esp_conn_t *c, bool timeout)
         return;
     }
     /* A loss while the round trip is near its least is not a queue
-     * overflowing (the delay back-off keeps queues short): random loss on
-     * the wire, which a smaller window would not prevent. */
+     * overflowing: random loss on the wire, which a smaller window would
+     * not prevent. */
     if (!timeout && c->last_rtt_ns != 0
         && c->last_rtt_ns <= c->min_rtt_ns + queue_allowance(c) / 2) {
         c->p->stats.random_losses++;
@@ -715,7 +697,7 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
         }
         if (clean) {
             rtt_sample(c, now - newest_sent, now);
-            queue_check(c, now - newest_sent, now);
+            c->last_rtt_ns = now - newest_sent;
         }
         c->snd_una = ack;
         c->last_progress_ns = now;
