@@ -76,6 +76,7 @@ typedef struct mca_btl_esp_component {
     char *rcvbuf, *sndbuf, *rcv_budget, *initial_burst, *hold_budget;
     size_t rcvbuf_bytes, sndbuf_bytes, rcv_budget_bytes, initial_burst_bytes, hold_budget_bytes;
     int tiny;
+    int gso, gro;                /* UDP GSO on send, GRO on the data socket: 1 on, 0 off */
     int checksum;                /* 1 on, 0 off, -1 auto: off over loopback */
     int port_min;
     int free_list_max;

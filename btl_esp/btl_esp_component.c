@@ -83,6 +83,8 @@ static bool esp_params_valid(void)
            && range_param("btl_esp_resend_per_pass", c->resend_per_pass, 1, 65536)
            && range_param("btl_esp_tiny", c->tiny, 0, 65536)
            && range_param("btl_esp_checksum", c->checksum, -1, 1)
+           && range_param("btl_esp_gso", c->gso, 0, 1)
+           && range_param("btl_esp_gro", c->gro, 0, 1)
            && size_param("btl_esp_rcvbuf", c->rcvbuf, 64 << 10, 1ull << 30, &c->rcvbuf_bytes)
            && size_param("btl_esp_sndbuf", c->sndbuf, 64 << 10, 1ull << 30, &c->sndbuf_bytes)
            && size_param("btl_esp_rcv_budget", c->rcv_budget, 0, 1ull << 30, &c->rcv_budget_bytes)
@@ -171,6 +173,14 @@ static int esp_component_register(void)
         EBTL_PARAM_INT("tiny", OPAL_INFO_LVL_6, &c->tiny, (int) d.tiny,
             "Segments up to this many payload bytes, and ACKs, use the priority channel (a "
             "second socket polled first)"),
+        EBTL_PARAM_INT("gso", OPAL_INFO_LVL_6, &c->gso, 1,
+            "1: send runs of equal-size datagrams to one peer as one UDP GSO message (the "
+            "kernel cuts them; where the device refuses, esp falls back by itself); 0: one "
+            "datagram per message"),
+        EBTL_PARAM_INT("gro", OPAL_INFO_LVL_6, &c->gro, 1,
+            "1: ask for UDP GRO on the data socket, so that a burst from a GSO sender arrives "
+            "as one read of up to 64 KiB (8 such receive buffers per socket); 0: one datagram "
+            "per read"),
         EBTL_PARAM_INT("checksum", OPAL_INFO_LVL_4, &c->checksum, -1,
             "CRC-32C over every datagram (the CPU's instruction where present); a corrupted "
             "datagram is dropped and counted. 1: on every path; 0: off; -1 (auto): on every "

@@ -48,7 +48,8 @@ int esp_wire_open(mca_btl_esp_module_t *m)
         char err[512];
         nic->iface = c->base.ifaces.selected[i];
         nic->sock[0].fd = nic->sock[1].fd = -1;
-        ebtl_dgram_open_args_t data = {&nic->iface, 0, c->rcvbuf_bytes, c->sndbuf_bytes, false};
+        ebtl_dgram_open_args_t data = {&nic->iface, 0, c->rcvbuf_bytes, c->sndbuf_bytes,
+                                       c->gro != 0};
         ebtl_dgram_open_args_t prio = {&nic->iface, 0, PRIO_BUF, PRIO_BUF, false};
         if (ebtl_dgram_open(&nic->sock[ESP_CH_DATA], &data, err, sizeof(err)) != 0
             || ebtl_dgram_open(&nic->sock[ESP_CH_PRIO], &prio, err, sizeof(err)) != 0) {
@@ -61,6 +62,9 @@ int esp_wire_open(mca_btl_esp_module_t *m)
         for (int ch = 0; ch < 2; ch++) {
             nic->sock[ch].fault = ebtl_mca_faults_create(&c->base.faults, 2, (unsigned) ch,
                                                        EBTL_DGRAM_MAX_PAYLOAD);
+            if (!c->gso) {
+                nic->sock[ch].gso = false;
+            }
         }
         m->num_nics++;
     }
@@ -166,7 +170,7 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
                 total += n;
                 /* Answers (ACKs, data) go out before the next batch. */
                 ebtl_dgram_txq_flush(&m->txq);
-                if (n < EBTL_DGRAM_RX_BATCH) {
+                if (n < EBTL_DGRAM_RX_BATCH && !ebtl_dgram_rx_buffered(s)) {
                     break;   /* drained: another read now would only cost a system call */
                 }
             }

@@ -8,7 +8,10 @@
  * receives (recvmmsg) with UDP GRO super-datagrams split back into their
  * datagrams, and the fault layer on the receive path.
  *
- * Receive side: a ring of EBTL_DGRAM_RX_BATCH buffers filled by one recvmmsg.
+ * Send side: a queue flushed with one sendmmsg per socket, whose runs of
+ * equal-size datagrams to one destination go as UDP GSO messages.
+ *
+ * Receive side: a ring of rx_bufs buffers filled by one recvmmsg.
  * A call returns datagrams of one ring fill only (what an earlier call
  * returned stays valid until this call starts). When GRO splitting or the
  * fault layer yields more than the caller asked for, the rest is kept and
@@ -45,7 +48,7 @@ _Static_assert(sizeof(ebtl_sockaddr_t) <= sizeof(((ebtl_fault_pkt_t *) 0)->from)
 #define IPV4_MAX_PAYLOAD 65507u   /* 65535 - 20 - 8 */
 #define IPV6_MAX_PAYLOAD 65487u   /* 65535 - 40 - 8, kept symmetric with IPv4 */
 #define GRO_BUF_SIZE 65536u       /* a GRO super-datagram is at most 64 KiB */
-#define GSO_MAX_SEGS 64u          /* UDP_MAX_SEGMENTS of older kernels */
+#define GSO_MAX_SEGS ((unsigned) EBTL_DGRAM_GSO_MAX_SEGS)
 #define RX_ALIGN 64u
 /* Fault layer output of one batch: each arrival at most twice, plus the
  * few it holds (4) released. */
@@ -251,9 +254,14 @@ int ebtl_dgram_open(ebtl_dgram_sock_t *s, const ebtl_dgram_open_args_t *args, ch
     s->gso = setsockopt(s->fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof(zero)) == 0;
     s->gro = args->want_gro && setsockopt(s->fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 
+    /* With GRO every buffer must hold a 64 KiB super-datagram (a shorter
+     * one would truncate, losing all its datagrams); fewer of them keep
+     * the ring small, and each still holds many datagrams. */
     size_t bufsz = s->max_payload;
+    s->rx_bufs = EBTL_DGRAM_RX_BATCH;
     if (s->gro && bufsz < GRO_BUF_SIZE) {
         bufsz = GRO_BUF_SIZE;
+        s->rx_bufs = EBTL_DGRAM_RX_GRO_BUFS;
     }
     bufsz = (bufsz + RX_ALIGN - 1) / RX_ALIGN * RX_ALIGN;
     s->rx_buf_size = bufsz;
@@ -261,7 +269,7 @@ int ebtl_dgram_open(ebtl_dgram_sock_t *s, const ebtl_dgram_open_args_t *args, ch
     if (s->rx == NULL) {
         return open_fail(s, err, errlen, "allocating the receive ring", ifa, args->port, ENOMEM);
     }
-    s->rx->mem = aligned_alloc(RX_ALIGN, EBTL_DGRAM_RX_BATCH * bufsz);
+    s->rx->mem = aligned_alloc(RX_ALIGN, s->rx_bufs * bufsz);
     if (s->rx->mem == NULL) {
         return open_fail(s, err, errlen, "allocating the receive buffers", ifa, args->port,
                          ENOMEM);
@@ -310,6 +318,29 @@ int ebtl_dgram_send(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, const struc
     return 0;
 }
 
+/* Errors with which the kernel refuses a GSO send that it would take as
+ * single datagrams: the device cannot checksum (EIO), the socket cannot
+ * segment (EINVAL, e.g. SO_NO_CHECK), an old kernel. */
+static bool gso_refused(int e)
+{
+    return e == EIO || e == EINVAL || e == ENOPROTOOPT || e == EOPNOTSUPP;
+}
+
+/* A UDP_SEGMENT cmsg of gso_size into ctrl (CMSG_SPACE(sizeof(uint16_t))
+ * bytes); sets m's control fields. */
+static void set_segment_cmsg(struct msghdr *m, void *ctrl, size_t ctrl_len, size_t gso_size)
+{
+    memset(ctrl, 0, ctrl_len);
+    m->msg_control = ctrl;
+    m->msg_controllen = ctrl_len;
+    struct cmsghdr *c = CMSG_FIRSTHDR(m);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    uint16_t g = (uint16_t) gso_size;
+    memcpy(CMSG_DATA(c), &g, sizeof(g));
+}
+
 /* One sendmsg of len bytes cut by the kernel into seg_size datagrams. */
 static ssize_t send_segmented(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, const void *buf,
                               size_t len, size_t seg_size)
@@ -318,22 +349,14 @@ static ssize_t send_segmented(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, c
         struct cmsghdr align;
         char buf[CMSG_SPACE(sizeof(uint16_t))];
     } ctrl;
-    memset(&ctrl, 0, sizeof(ctrl));
     struct iovec v = {.iov_base = (void *) buf, .iov_len = len};
     struct msghdr m = {
         .msg_name = (void *) &to->u,
         .msg_namelen = to->len,
         .msg_iov = &v,
         .msg_iovlen = 1,
-        .msg_control = ctrl.buf,
-        .msg_controllen = sizeof(ctrl.buf),
     };
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_UDP;
-    c->cmsg_type = UDP_SEGMENT;
-    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-    uint16_t g = (uint16_t) seg_size;
-    memcpy(CMSG_DATA(c), &g, sizeof(g));
+    set_segment_cmsg(&m, ctrl.buf, sizeof(ctrl.buf), seg_size);
     return sendmsg(s->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
@@ -366,8 +389,9 @@ int ebtl_dgram_send_gso(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, const v
                 continue;
             }
             int e = errno;
-            if (e == EIO || e == EINVAL || e == ENOPROTOOPT || e == EOPNOTSUPP) {
+            if (gso_refused(e)) {
                 s->gso = false; /* the kernel or device cannot: one by one from now on */
+                s->stats.tx_gso_refused++;
                 continue;
             }
             s->stats.tx_errors += nseg;
@@ -389,6 +413,7 @@ int ebtl_dgram_send_gso(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, const v
 void ebtl_dgram_txq_init(ebtl_dgram_txq_t *q)
 {
     q->count = 0;
+    q->niov = 0;
 }
 
 int ebtl_dgram_txq_add(ebtl_dgram_txq_t *q, ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to,
@@ -407,66 +432,152 @@ int ebtl_dgram_txq_add(ebtl_dgram_txq_t *q, ebtl_dgram_sock_t *s, const ebtl_soc
     if (iov[0].iov_len > 0) {
         memcpy(e->hdr, iov[0].iov_base, iov[0].iov_len);
     }
-    e->iov[0].iov_base = e->hdr;
-    e->iov[0].iov_len = iov[0].iov_len;
+    struct iovec *v = &q->iov[q->niov];
+    v[0].iov_base = e->hdr;
+    v[0].iov_len = iov[0].iov_len;
+    size_t len = iov[0].iov_len;
     for (int i = 1; i < iovcnt; i++) {
-        e->iov[i] = iov[i];
+        v[i] = iov[i];
+        len += iov[i].iov_len;
     }
+    e->len = len;
+    e->iov_at = q->niov;
     e->iovcnt = iovcnt;
+    q->niov += (unsigned) iovcnt;
     return 0;
 }
 
-/* sendmmsg of cnt messages to one socket; returns how many were dropped. */
-static unsigned send_group(ebtl_dgram_sock_t *s, struct mmsghdr *mm, unsigned cnt)
+/* The messages of one flush (on the stack), and the entries each carries. */
+typedef struct txq_msgs {
+    struct mmsghdr mm[EBTL_DGRAM_TXQ_LEN];
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(uint16_t))];
+    } ctrl[EBTL_DGRAM_TXQ_LEN];
+    unsigned first[EBTL_DGRAM_TXQ_LEN], segs[EBTL_DGRAM_TXQ_LEN];
+} txq_msgs_t;
+
+/* Cut entries [at, end) of one socket into messages m->mm[0..n): with GSO
+ * a message carries a run of datagrams to one destination, all of the
+ * first one's size but the last, which may be shorter (the kernel cuts the
+ * gathered bytes at that size). Returns n. */
+static unsigned build_msgs(ebtl_dgram_txq_t *q, txq_msgs_t *m, const ebtl_dgram_sock_t *s,
+                           unsigned at, unsigned end)
 {
-    unsigned k = 0, dropped = 0;
-    int interrupted = 0;
-    while (k < cnt) {
-        int r = sendmmsg(s->fd, mm + k, cnt - k, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (r > 0) {
-            for (unsigned i = k; i < k + (unsigned) r; i++) {
-                s->stats.tx_datagrams++;
-                s->stats.tx_bytes += mm[i].msg_len;
+    size_t limit = s->family == AF_INET ? IPV4_MAX_PAYLOAD : IPV6_MAX_PAYLOAD;
+    unsigned n = 0;
+    while (at < end) {
+        const struct ebtl_dgram_txq_entry *first = &q->entry[at];
+        size_t size = first->len, total = size;
+        unsigned segs = 1, niov = (unsigned) first->iovcnt;
+        q->iov[first->iov_at].iov_base = (void *) first->hdr;
+        unsigned j = at + 1;
+        /* an empty or oversize datagram goes alone (and fails alone) */
+        if (s->gso && size > 0 && size <= s->max_payload) {
+            while (j < end && segs < GSO_MAX_SEGS) {
+                const struct ebtl_dgram_txq_entry *e = &q->entry[j];
+                if (e->len == 0 || e->len > size || total + e->len > limit ||
+                    niov + (unsigned) e->iovcnt > UIO_MAXIOV ||
+                    !ebtl_sockaddr_equal(&e->to, &first->to)) {
+                    break;
+                }
+                q->iov[e->iov_at].iov_base = (void *) e->hdr;
+                total += e->len;
+                niov += (unsigned) e->iovcnt;
+                segs++;
+                j++;
+                if (e->len < size) {
+                    break; /* a shorter one ends the message */
+                }
             }
-            k += (unsigned) r; /* a partial send: the loop retries the rest */
-            continue;
         }
-        int e = r < 0 ? errno : EAGAIN;
-        if (e == EINTR && interrupted++ == 0) {
-            continue;
+        struct msghdr *h = &m->mm[n].msg_hdr;
+        memset(&m->mm[n], 0, sizeof(m->mm[n]));
+        h->msg_name = (void *) &first->to.u;
+        h->msg_namelen = first->to.len;
+        h->msg_iov = &q->iov[first->iov_at];
+        h->msg_iovlen = niov;
+        if (segs > 1) {
+            set_segment_cmsg(h, m->ctrl[n].buf, sizeof(m->ctrl[n].buf), size);
         }
-        if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS) {
-            /* no room: the rest would fail the same way */
-            s->stats.tx_errors += cnt - k;
-            dropped += cnt - k;
-            break;
-        }
-        /* this one message was refused (EMSGSIZE, ECONNREFUSED...): drop it */
-        s->stats.tx_errors++;
-        dropped++;
-        k++;
+        m->first[n] = at;
+        m->segs[n] = segs;
+        n++;
+        at = j;
     }
-    return dropped;
+    return n;
+}
+
+/* Send entries [at, end) of the queue, all of socket s; returns how many
+ * datagrams were dropped. */
+static unsigned flush_run(ebtl_dgram_txq_t *q, txq_msgs_t *m, ebtl_dgram_sock_t *s, unsigned at,
+                          unsigned end)
+{
+    unsigned dropped = 0;
+    /* GSO was just refused: whether the first datagram of that message
+     * goes alone tells whether GSO or the datagram was the problem */
+    bool probing = false;
+    for (;;) {
+        unsigned n = build_msgs(q, m, s, at, end), k = 0;
+        int interrupted = 0;
+        while (k < n) {
+            int r = sendmmsg(s->fd, m->mm + k, n - k, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (r > 0) {
+                for (unsigned i = k; i < k + (unsigned) r; i++) {
+                    s->stats.tx_datagrams += m->segs[i];
+                    s->stats.tx_bytes += m->mm[i].msg_len;
+                    s->stats.tx_gso += m->segs[i] > 1;
+                }
+                probing = false; /* alone it went: GSO stays off */
+                k += (unsigned) r; /* a partial send: the loop retries the rest */
+                continue;
+            }
+            int e = r < 0 ? errno : EAGAIN;
+            if (e == EINTR && interrupted++ == 0) {
+                continue;
+            }
+            if (m->segs[k] > 1 && gso_refused(e)) {
+                /* the kernel will not segment here: the rest one by one */
+                s->gso = false;
+                s->stats.tx_gso_refused++;
+                probing = true;
+                break;
+            }
+            if (probing) {
+                s->gso = true; /* refused alone too: the datagram, not GSO */
+                probing = false;
+            }
+            if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS) {
+                /* no room: the rest would fail the same way */
+                unsigned rest = end - m->first[k];
+                s->stats.tx_errors += rest;
+                return dropped + rest;
+            }
+            /* this one message was refused (EMSGSIZE, ECONNREFUSED...): drop it */
+            s->stats.tx_errors += m->segs[k];
+            dropped += m->segs[k];
+            k++;
+        }
+        if (k >= n) {
+            return dropped;
+        }
+        at = m->first[k]; /* GSO refused: build the rest again without it */
+    }
 }
 
 unsigned ebtl_dgram_txq_flush(ebtl_dgram_txq_t *q)
 {
-    struct mmsghdr mm[EBTL_DGRAM_TXQ_LEN];
+    txq_msgs_t m;
     unsigned dropped = 0, i = 0, count = q->count;
     q->count = 0;
+    q->niov = 0;
     while (i < count) {
         ebtl_dgram_sock_t *s = q->entry[i].sock;
-        unsigned j = i;
-        for (; j < count && q->entry[j].sock == s; j++) {
-            struct ebtl_dgram_txq_entry *e = &q->entry[j];
-            e->iov[0].iov_base = e->hdr;
-            memset(&mm[j - i], 0, sizeof(mm[0]));
-            mm[j - i].msg_hdr.msg_name = &e->to.u;
-            mm[j - i].msg_hdr.msg_namelen = e->to.len;
-            mm[j - i].msg_hdr.msg_iov = e->iov;
-            mm[j - i].msg_hdr.msg_iovlen = (size_t) e->iovcnt;
+        unsigned j = i + 1;
+        while (j < count && q->entry[j].sock == s) {
+            j++;
         }
-        dropped += send_group(s, mm, j - i);
+        dropped += flush_run(q, &m, s, i, j);
         i = j;
     }
     return dropped;
@@ -474,12 +585,10 @@ unsigned ebtl_dgram_txq_flush(ebtl_dgram_txq_t *q)
 
 /* ---- receive ---- */
 
-/* One recvmmsg into the ring. Returns the count, 0 when nothing waits, or
- * -errno. */
 static void ring_init(ebtl_dgram_sock_t *s)
 {
     struct ebtl_dgram_rxring *rx = s->rx;
-    for (unsigned i = 0; i < EBTL_DGRAM_RX_BATCH; i++) {
+    for (unsigned i = 0; i < s->rx_bufs; i++) {
         rx->iov[i].iov_base = rx->mem + (size_t) i * s->rx_buf_size;
         rx->iov[i].iov_len = s->rx_buf_size;
         struct msghdr *h = &rx->mm[i].msg_hdr;
@@ -493,6 +602,8 @@ static void ring_init(ebtl_dgram_sock_t *s)
     }
 }
 
+/* One recvmmsg of up to vlen (<= rx_bufs) into the ring. Returns the
+ * count, 0 when nothing waits, or -errno. */
 static int ring_fill(ebtl_dgram_sock_t *s, unsigned vlen)
 {
     struct ebtl_dgram_rxring *rx = s->rx;
@@ -539,6 +650,7 @@ static int ring_fill(ebtl_dgram_sock_t *s, unsigned vlen)
                     rx->seg[i] = g > 0 ? (size_t) g : 0;
                 }
             }
+            s->stats.rx_gro += rx->seg[i] != 0 && rx->mm[i].msg_len > rx->seg[i];
         }
     }
     rx->nmsg = (unsigned) r;
@@ -610,7 +722,7 @@ int ebtl_dgram_recv(ebtl_dgram_sock_t *s, ebtl_dgram_msg_t *out, unsigned max, u
     }
     for (int read = 0; read < FAULT_REREADS; read++) {
         if (rx->cur >= rx->nmsg) {
-            int r = ring_fill(s, max);
+            int r = ring_fill(s, max < s->rx_bufs ? max : s->rx_bufs);
             if (r < 0) {
                 return r;
             }
@@ -641,6 +753,12 @@ int ebtl_dgram_recv(ebtl_dgram_sock_t *s, ebtl_dgram_msg_t *out, unsigned max, u
         /* everything read was dropped: read again rather than report none */
     }
     return 0;
+}
+
+bool ebtl_dgram_rx_buffered(const ebtl_dgram_sock_t *s)
+{
+    const struct ebtl_dgram_rxring *rx = s->rx;
+    return rx != NULL && (rx->npend > rx->pend_at || rx->cur < rx->nmsg);
 }
 
 uint64_t ebtl_dgram_now_ns(void)

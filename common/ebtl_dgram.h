@@ -33,6 +33,13 @@
 #define EBTL_DGRAM_TXQ_LEN 64
 /* Datagrams one receive call returns at most. */
 #define EBTL_DGRAM_RX_BATCH 32
+/* Receive buffers of a socket with UDP GRO: each holds a 64 KiB
+ * super-datagram (up to 44 datagrams at MTU 1500), so fewer than
+ * EBTL_DGRAM_RX_BATCH keep the ring at 512 KiB (docs/architecture.md). */
+#define EBTL_DGRAM_RX_GRO_BUFS 8
+/* Most datagrams one GSO send carries: UDP_MAX_SEGMENTS of older kernels
+ * (newer ones allow 128). */
+#define EBTL_DGRAM_GSO_MAX_SEGS 64
 
 typedef struct ebtl_sockaddr {
     union {
@@ -52,8 +59,11 @@ const char *ebtl_sockaddr_format(const ebtl_sockaddr_t *sa, char *buf, size_t le
 
 typedef struct ebtl_dgram_stats {
     uint64_t tx_datagrams, tx_bytes, tx_errors;   /* errors: datagrams the kernel refused */
+    uint64_t tx_gso;          /* sends that carried several datagrams (UDP GSO) */
+    uint64_t tx_gso_refused;  /* GSO sends the kernel refused, sent again one by one */
     uint64_t rx_datagrams, rx_bytes;
-    uint64_t rx_truncated;                         /* longer than the receive buffer: dropped */
+    uint64_t rx_gro;          /* reads that returned several datagrams (UDP GRO) */
+    uint64_t rx_truncated;    /* longer than the receive buffer: dropped */
 } ebtl_dgram_stats_t;
 
 typedef struct ebtl_dgram_sock {
@@ -64,7 +74,11 @@ typedef struct ebtl_dgram_sock {
     size_t max_payload;        /* largest datagram payload without IP fragmentation */
     size_t rcvbuf, sndbuf;     /* what the kernel granted */
     size_t rx_buf_size;        /* bytes of each receive buffer */
-    bool gso, gro;             /* kernel support found and enabled */
+    unsigned rx_bufs;          /* receive buffers (datagrams or GRO super-datagrams
+                                * one read returns at most) */
+    bool gso, gro;             /* kernel support found and enabled; the caller may
+                                * clear gso after open (never set it); a send the
+                                * kernel refuses with GSO clears it too */
     ebtl_fault_t *fault;        /* NULL unless the fault layer is on: the caller sets it
                                 * (ebtl_fault_create(cfg, rx_buf_size)) after open;
                                 * ebtl_dgram_close destroys it */
@@ -99,16 +113,25 @@ int ebtl_dgram_send_gso(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, const v
 
 /* A send queue: datagrams collected during one pass and sent with one
  * sendmmsg per socket at flush. The first iovec entry (<= EBTL_DGRAM_HDR_COPY
- * bytes) is copied; later entries must stay valid until the flush. */
+ * bytes) is copied; later entries must stay valid until the flush.
+ * On a socket with s->gso, consecutive datagrams to one destination of one
+ * size (the last of a run may be shorter) go as one message with a
+ * UDP_SEGMENT cmsg: the kernel cuts the gathered bytes back into exactly
+ * those datagrams. */
 typedef struct ebtl_dgram_txq {
     unsigned count;
+    unsigned niov;                       /* of iov[] in use */
     struct ebtl_dgram_txq_entry {
         ebtl_dgram_sock_t *sock;
         ebtl_sockaddr_t to;
-        struct iovec iov[EBTL_DGRAM_MAX_IOV];
+        size_t len;                      /* bytes of the datagram */
+        unsigned iov_at;                 /* its pieces: iov[iov_at .. + iovcnt) */
         int iovcnt;
         unsigned char hdr[EBTL_DGRAM_HDR_COPY];
     } entry[EBTL_DGRAM_TXQ_LEN];
+    /* Every entry's pieces in queue order: a run of entries is one gather
+     * list as it stands, so a GSO message needs no copy. */
+    struct iovec iov[EBTL_DGRAM_TXQ_LEN * EBTL_DGRAM_MAX_IOV];
 } ebtl_dgram_txq_t;
 
 void ebtl_dgram_txq_init(ebtl_dgram_txq_t *q);
@@ -118,7 +141,9 @@ int ebtl_dgram_txq_add(ebtl_dgram_txq_t *q, ebtl_dgram_sock_t *s, const ebtl_soc
                       const struct iovec *iov, int iovcnt);
 /* Send everything queued. Returns the number of datagrams the kernel
  * refused (counted in each socket's tx_errors); they are dropped, which the
- * protocol above treats as loss. */
+ * protocol above treats as loss. A GSO message the kernel refuses (e.g. the
+ * device cannot checksum it) is sent again one datagram at a time, and GSO
+ * stays off on that socket when that works. */
 unsigned ebtl_dgram_txq_flush(ebtl_dgram_txq_t *q);
 
 /* One received datagram; buf is valid until the next ebtl_dgram_recv on the
@@ -135,6 +160,10 @@ typedef struct ebtl_dgram_msg {
  * (0 when nothing is waiting) or -errno on a socket error. now_ns is the
  * caller's clock (the fault layer releases held datagrams by it). */
 int ebtl_dgram_recv(ebtl_dgram_sock_t *s, ebtl_dgram_msg_t *out, unsigned max, uint64_t now_ns);
+/* True when datagrams already read from the socket wait for the next
+ * ebtl_dgram_recv (the rest of a read or of a GRO super-datagram, or fault
+ * layer output): a short return then does not mean the socket is drained. */
+bool ebtl_dgram_rx_buffered(const ebtl_dgram_sock_t *s);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t ebtl_dgram_now_ns(void);

@@ -469,6 +469,389 @@ static void gso_fallback(void)
     }
 }
 
+/* ---- the send queue's GSO coalescing, through real sockets ---- */
+
+/* A datagram of a txq case: its destination (index), header bytes and
+ * total bytes; its content is made from its number. */
+typedef struct dg_spec {
+    unsigned dst;
+    size_t hl, len;
+} dg_spec_t;
+
+/* Seeded, so a failing case fails the same way again. */
+static unsigned lcg(unsigned *state)
+{
+    *state = *state * 1103515245u + 12345u;
+    return (*state >> 16) & 0x7fff;
+}
+
+typedef struct txq_result {
+    uint64_t tx_gso, tx_gso_refused, tx_errors, rx_gro;
+    bool gso_after;
+    int bad;             /* datagrams missing, extra, or not byte-exact */
+} txq_result_t;
+
+enum { TXQ_MAX_DST = 3 };
+
+/* Send the n datagrams of spec through one send queue from socket a (GSO
+ * off when gso_off, SO_NO_CHECK when no_check: the kernel then refuses
+ * GSO), each gathered from a header (overwritten after add: the queue keeps
+ * a copy) and up to 3 pieces of its content; receive them on ndst sockets
+ * (GRO on those whose bit is set in gro_mask), and check each receiver got
+ * exactly its datagrams, in order, every byte and every boundary. */
+static txq_result_t txq_case(const dg_spec_t *spec, unsigned n, unsigned ndst, unsigned gro_mask,
+                             bool gso_off, bool no_check)
+{
+    txq_result_t res = {0};
+    ebtl_dgram_sock_t a, b[TXQ_MAX_DST];
+    bool ok = open_lo(&a, false);
+    for (unsigned d = 0; d < ndst; d++) {
+        ok = open_lo(&b[d], (gro_mask >> d) & 1) && ok;
+    }
+    if (!ok) {
+        res.bad = -1;
+        return res;
+    }
+    if (gso_off) {
+        a.gso = false;
+    }
+    if (no_check) {
+        int one = 1;
+        CHECK(setsockopt(a.fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof(one)) == 0);
+    }
+    unsigned char **data = calloc(n, sizeof(*data));
+    ebtl_dgram_txq_t *q = malloc(sizeof(*q));
+    ebtl_dgram_txq_init(q);
+    size_t bytes = 0;
+    for (unsigned i = 0; i < n; i++) {
+        size_t len = spec[i].len, hl = spec[i].hl;
+        data[i] = malloc(len);
+        pattern(data[i], len, i);
+        memcpy(data[i], &i, sizeof(i));
+        unsigned char hdr[EBTL_DGRAM_HDR_COPY];
+        memcpy(hdr, data[i], hl);
+        /* the rest in 1..3 pieces (an empty piece included now and then) */
+        size_t rest = len - hl, cut1 = rest / 3, cut2 = rest - rest / 5;
+        struct iovec v[4] = {{hdr, hl}, {data[i] + hl, cut1}, {data[i] + hl + cut1, cut2 - cut1},
+                             {data[i] + hl + cut2, rest - cut2}};
+        int cnt = 2 + (int) (i % 3);
+        if (cnt == 2) {
+            v[1].iov_len = rest;
+        } else if (cnt == 3) {
+            v[2].iov_len = rest - cut1;
+        }
+        CHECK(ebtl_dgram_txq_add(q, &a, &b[spec[i].dst].local, v, cnt) == 0);
+        memset(hdr, 0xEE, sizeof(hdr));
+        bytes += len;
+    }
+    (void) ebtl_dgram_txq_flush(q);
+    CHECK(q->count == 0);
+    res.tx_gso = a.stats.tx_gso;
+    res.tx_gso_refused = a.stats.tx_gso_refused;
+    res.tx_errors = a.stats.tx_errors;
+    res.gso_after = a.gso;
+    CHECK(a.stats.tx_datagrams + a.stats.tx_errors == n);
+    if (a.stats.tx_errors == 0) {
+        CHECK(a.stats.tx_bytes == bytes);
+    }
+    for (unsigned d = 0; d < ndst; d++) {
+        unsigned want = 0;
+        for (unsigned i = 0; i < n; i++) {
+            want += spec[i].dst == d;
+        }
+        got_t *got = calloc(want + 4, sizeof(*got));
+        unsigned k = recv_wait(&b[d], got, want + 4, want, EBTL_DGRAM_RX_BATCH, 2000);
+        if (k != want) {
+            printf("    receiver %u: %u datagrams, %u sent to it\n", d, k, want);
+            res.bad++;
+        }
+        unsigned at = 0;
+        for (unsigned i = 0; i < n && at < k && at < want + 4; i++) {
+            if (spec[i].dst != d) {
+                continue;
+            }
+            if (got[at].len != spec[i].len || memcmp(got[at].data, data[i], spec[i].len) != 0 ||
+                !ebtl_sockaddr_equal(&got[at].from, &a.local)) {
+                if (res.bad < 5) {
+                    unsigned id = ~0u;
+                    if (got[at].len >= sizeof(id)) {
+                        memcpy(&id, got[at].data, sizeof(id));
+                    }
+                    printf("    receiver %u: datagram %u (of %zu bytes) arrived as #%u of %zu "
+                           "bytes\n", d, i, spec[i].len, id, got[at].len);
+                }
+                res.bad++;
+            }
+            at++;
+        }
+        res.rx_gro += b[d].stats.rx_gro;
+        CHECK(b[d].stats.rx_truncated == 0);
+        got_free(got, k < want + 4 ? k : want + 4);
+        free(got);
+        ebtl_dgram_close(&b[d]);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        free(data[i]);
+    }
+    free(data);
+    free(q);
+    ebtl_dgram_close(&a);
+    return res;
+}
+
+/* 150 datagrams of 1472 bytes (esp's CHUNK at MTU 1500), one destination:
+ * sent in few GSO messages, each cut back into exactly the datagrams,
+ * received with and without GRO, and with GSO off. */
+static void txq_gso_equal_runs(void)
+{
+    enum { N = 150 };
+    dg_spec_t spec[N];
+    for (unsigned i = 0; i < N; i++) {
+        spec[i] = (dg_spec_t){0, 48, i + 1 < N ? 1472 : 1000};
+    }
+    for (unsigned gro = 0; gro < 2; gro++) {
+        txq_result_t r = txq_case(spec, N, 1, gro, false, false);
+        CHECK(r.bad == 0 && r.tx_errors == 0 && r.tx_gso_refused == 0 && r.gso_after);
+        /* at most 44 of 1472 bytes per message (65507 bytes): at least 4 */
+        CHECK(r.tx_gso >= 4 && r.tx_gso <= N / 2);
+        if (gro) {
+            CHECK(r.rx_gro >= 1); /* loopback carries GSO packets whole */
+        }
+        printf("    %u datagrams in %llu GSO sends, GRO %s: %llu super-datagrams read\n", N,
+               (unsigned long long) r.tx_gso, gro ? "on" : "off", (unsigned long long) r.rx_gro);
+    }
+    txq_result_t r = txq_case(spec, N, 1, 1, true, false);
+    CHECK(r.bad == 0 && r.tx_gso == 0 && r.rx_gro == 0 && !r.gso_after);
+}
+
+/* Sizes mixed at random from a few (a longer one after a shorter, runs of
+ * one size, tiny ones, header only): every boundary kept. */
+static void txq_gso_mixed_sizes(void)
+{
+    enum { N = 400 };
+    static const size_t sizes[] = {1472, 1472, 1472, 1472, 1000, 1471, 64, 5, 9000, 1473};
+    dg_spec_t spec[N];
+    unsigned st = 7;
+    for (unsigned i = 0; i < N; i++) {
+        size_t len = sizes[lcg(&st) % (sizeof(sizes) / sizeof(sizes[0]))];
+        unsigned run = lcg(&st) % 8; /* repeat it a few times */
+        for (unsigned k = 0; k <= run && i < N; k++, i++) {
+            spec[i] = (dg_spec_t){0, len < 48 ? 4 : 48, len};
+        }
+        i--;
+    }
+    for (unsigned gro = 0; gro < 2; gro++) {
+        txq_result_t r = txq_case(spec, N, 1, gro, false, false);
+        CHECK(r.bad == 0 && r.tx_errors == 0 && r.tx_gso > 0);
+    }
+    txq_result_t r = txq_case(spec, N, 1, 0, true, false);
+    CHECK(r.bad == 0 && r.tx_gso == 0);
+}
+
+/* Three destinations interleaved in runs of 1..9 (two with GRO): each
+ * receives exactly its own datagrams, in order. */
+static void txq_gso_interleaved(void)
+{
+    enum { N = 500 };
+    dg_spec_t spec[N];
+    unsigned st = 11, i = 0;
+    while (i < N) {
+        unsigned dst = lcg(&st) % 3, run = 1 + lcg(&st) % 9;
+        size_t len = lcg(&st) % 4 == 0 ? 700 : 1200;
+        for (unsigned k = 0; k < run && i < N; k++, i++) {
+            spec[i] = (dg_spec_t){dst, 32, k + 1 == run && lcg(&st) % 2 ? 300 : len};
+        }
+    }
+    txq_result_t r = txq_case(spec, N, 3, 5, false, false);
+    CHECK(r.bad == 0 && r.tx_errors == 0 && r.tx_gso > 0 && r.rx_gro > 0);
+    r = txq_case(spec, N, 3, 5, true, false);
+    CHECK(r.bad == 0 && r.tx_gso == 0);
+}
+
+/* Many small equal datagrams: no message carries more than 64 (older
+ * kernels' UDP_MAX_SEGMENTS, refused beyond), all arrive. */
+static void txq_gso_many_small(void)
+{
+    enum { N = 3 * EBTL_DGRAM_TXQ_LEN + 7 };
+    dg_spec_t spec[N];
+    for (unsigned i = 0; i < N; i++) {
+        spec[i] = (dg_spec_t){0, 8, 100};
+    }
+    for (unsigned gro = 0; gro < 2; gro++) {
+        txq_result_t r = txq_case(spec, N, 1, gro, false, false);
+        CHECK(r.bad == 0 && r.tx_errors == 0 && r.tx_gso_refused == 0);
+        CHECK(r.tx_gso >= (N + EBTL_DGRAM_GSO_MAX_SEGS - 1) / EBTL_DGRAM_GSO_MAX_SEGS);
+        CHECK(r.tx_gso <= N / 2);
+    }
+}
+
+/* The kernel refuses GSO on a socket without UDP checksums (SO_NO_CHECK,
+ * as a device that cannot checksum would): the queue sends the datagrams
+ * one by one, nothing is lost, and GSO stays off on that socket. */
+static void txq_gso_refused_fallback(void)
+{
+    enum { N = 100 };
+    dg_spec_t spec[N];
+    for (unsigned i = 0; i < N; i++) {
+        spec[i] = (dg_spec_t){0, 48, 1472};
+    }
+    txq_result_t r = txq_case(spec, N, 1, 1, false, true);
+    CHECK(r.bad == 0 && r.tx_errors == 0);
+    CHECK(r.tx_gso_refused == 1 && r.tx_gso == 0 && !r.gso_after);
+}
+
+/* A GSO message refused because its datagrams are bad (an address too
+ * short: EINVAL, with or without GSO) does not turn GSO off: the bad ones
+ * are dropped, the good ones behind them sent, and the next flush uses GSO
+ * again. */
+static void txq_gso_refused_datagram(void)
+{
+    ebtl_dgram_sock_t a, b;
+    if (!open_lo(&a, false) || !open_lo(&b, false)) {
+        CHECK(0);
+        return;
+    }
+    CHECK(a.gso);
+    ebtl_sockaddr_t bad = b.local;
+    bad.len = 4;
+    ebtl_dgram_txq_t *q = malloc(sizeof(*q));
+    ebtl_dgram_txq_init(q);
+    static unsigned char pay[1000];
+    unsigned char h[8] = {0};
+    struct iovec v[2] = {{h, sizeof(h)}, {pay, sizeof(pay)}};
+    for (int i = 0; i < 13; i++) {
+        CHECK(ebtl_dgram_txq_add(q, &a, i < 3 ? &bad : &b.local, v, 2) == 0);
+    }
+    CHECK(ebtl_dgram_txq_flush(q) == 3);
+    CHECK(a.stats.tx_errors == 3 && a.stats.tx_datagrams == 10 && a.stats.tx_gso_refused == 1);
+    CHECK(a.gso);
+    for (int i = 0; i < 10; i++) {
+        CHECK(ebtl_dgram_txq_add(q, &a, &b.local, v, 2) == 0);
+    }
+    CHECK(ebtl_dgram_txq_flush(q) == 0);
+    CHECK(a.stats.tx_gso == 1 && a.stats.tx_datagrams == 20);
+    CHECK(recv_wait(&b, NULL, 0, 20, EBTL_DGRAM_RX_BATCH, 1000) == 20);
+    free(q);
+    ebtl_dgram_close(&a);
+    ebtl_dgram_close(&b);
+}
+
+/* ---- GRO on receive ---- */
+
+/* The ring of a GRO socket: fewer, 64 KiB buffers; single datagrams (no
+ * GSO sender) still all arrive, at most a ring's worth per read; the rest
+ * of a super-datagram waits for the next calls (ebtl_dgram_rx_buffered). */
+static void gro_ring(void)
+{
+    ebtl_dgram_sock_t a, b;
+    if (!open_lo(&a, false) || !open_lo_mtu(&b, true, 1500)) {
+        CHECK(0);
+        return;
+    }
+    CHECK(b.gro && b.rx_bufs == EBTL_DGRAM_RX_GRO_BUFS && b.rx_buf_size >= 65536);
+    CHECK(a.rx_bufs == EBTL_DGRAM_RX_BATCH);
+    for (unsigned i = 0; i < 50; i++) {
+        struct iovec v = {&i, sizeof(i)};
+        CHECK(ebtl_dgram_send(&a, &b.local, &v, 1) == 0);
+    }
+    sleep_us(20000);
+    ebtl_dgram_msg_t msgs[EBTL_DGRAM_RX_BATCH];
+    unsigned n = 0, bad = 0;
+    for (int tries = 0; tries < 100 && n < 50; tries++) {
+        int r = ebtl_dgram_recv(&b, msgs, EBTL_DGRAM_RX_BATCH, ebtl_dgram_now_ns());
+        CHECK(r >= 0 && r <= (int) EBTL_DGRAM_RX_GRO_BUFS);
+        for (int k = 0; k < r; k++, n++) {
+            unsigned id;
+            memcpy(&id, msgs[k].buf, sizeof(id));
+            bad += msgs[k].len != sizeof(id) || id != n;
+        }
+    }
+    CHECK(n == 50 && bad == 0 && b.stats.rx_gro == 0);
+    CHECK(!ebtl_dgram_rx_buffered(&b));
+
+    /* 20 datagrams in one GSO send: one read, returned 3 at a time */
+    static unsigned char buf[20 * 1000];
+    pattern(buf, sizeof(buf), 3);
+    CHECK(ebtl_dgram_send_gso(&a, &b.local, buf, sizeof(buf), 1000) == 0);
+    sleep_us(20000);
+    n = 0;
+    bad = 0;
+    for (int tries = 0; tries < 100 && n < 20; tries++) {
+        int r = ebtl_dgram_recv(&b, msgs, 3, ebtl_dgram_now_ns());
+        CHECK(r >= 0 && r <= 3);
+        for (int k = 0; k < r; k++, n++) {
+            bad += msgs[k].len != 1000 || memcmp(msgs[k].buf, buf + n * 1000, 1000) != 0;
+        }
+        if (r > 0) {
+            CHECK(ebtl_dgram_rx_buffered(&b) == (n < 20));
+        }
+    }
+    CHECK(n == 20 && bad == 0 && b.stats.rx_gro == 1 && b.stats.rx_datagrams == 70);
+    ebtl_dgram_close(&a);
+    ebtl_dgram_close(&b);
+}
+
+/* GSO sends into a GRO receiver with the fault layer on: the layer sees
+ * every datagram alone (seen = sent, not super-datagrams), and what
+ * arrives is exactly what it let through, byte-exact. */
+static void gro_faults(void)
+{
+    enum { N = 400 };
+    ebtl_dgram_sock_t a, b;
+    if (!open_lo(&a, false) || !open_lo(&b, true)) {
+        CHECK(0);
+        return;
+    }
+    ebtl_fault_config_t cfg = {.drop = 0.2, .duplicate = 0.2, .reorder = 0.2, .seed = 3,
+                               .hold_ns = 1000000};
+    b.fault = ebtl_fault_create(&cfg, b.rx_buf_size);
+    CHECK(b.fault != NULL);
+    static unsigned char data[N][1200];
+    ebtl_dgram_txq_t *q = malloc(sizeof(*q));
+    ebtl_dgram_txq_init(q);
+    for (unsigned i = 0; i < N; i++) {
+        pattern(data[i], sizeof(data[i]), i);
+        memcpy(data[i], &i, sizeof(i));
+        struct iovec v[2] = {{data[i], 16}, {data[i] + 16, sizeof(data[i]) - 16}};
+        CHECK(ebtl_dgram_txq_add(q, &a, &b.local, v, 2) == 0);
+    }
+    CHECK(ebtl_dgram_txq_flush(q) == 0);
+    CHECK(a.stats.tx_gso > 0);
+    got_t *got = calloc(2 * N + 4, sizeof(*got));
+    unsigned n = recv_wait(&b, got, 2 * N + 4, 2 * N + 4, 5, 300);
+    const ebtl_fault_stats_t *st = ebtl_fault_stats(b.fault);
+    CHECK(st->seen == N && b.stats.rx_datagrams == N);
+    CHECK(b.stats.rx_gro > 0);
+    CHECK(n == N - st->dropped + st->duplicated);
+    CHECK(st->dropped > 0 && st->duplicated > 0 && st->reordered > 0);
+    unsigned count[N] = {0};
+    int bad = 0;
+    for (unsigned i = 0; i < n && i < 2 * N + 4; i++) {
+        unsigned id;
+        memcpy(&id, got[i].data, sizeof(id));
+        bad += id >= N || got[i].len != sizeof(data[0]) ||
+               memcmp(got[i].data, data[id < N ? id : 0], sizeof(data[0])) != 0;
+        if (id < N) {
+            count[id]++;
+        }
+    }
+    unsigned none = 0;
+    for (unsigned i = 0; i < N; i++) {
+        bad += count[i] > 2;
+        none += count[i] == 0;
+    }
+    CHECK(bad == 0 && none == st->dropped);
+    printf("    %u sent in %llu GSO sends, %llu GRO reads; %llu dropped, %llu duplicated, "
+           "%llu reordered\n", N, (unsigned long long) a.stats.tx_gso,
+           (unsigned long long) b.stats.rx_gro, (unsigned long long) st->dropped,
+           (unsigned long long) st->duplicated, (unsigned long long) st->reordered);
+    got_free(got, n < 2 * N + 4 ? n : 2 * N + 4);
+    free(got);
+    free(q);
+    ebtl_dgram_close(&a);
+    ebtl_dgram_close(&b);
+}
+
 /* Half of 1000 dropped by the fault layer on the receiver: what arrives is
  * exactly what it did not drop. */
 static void fault_drop_half(void)
@@ -610,6 +993,14 @@ int main(int argc, char **argv)
     RUN("dgram", gso_to_gro_receiver);
     RUN("dgram", gso_many_segments);
     RUN("dgram", gso_fallback);
+    RUN("dgram", txq_gso_equal_runs);
+    RUN("dgram", txq_gso_mixed_sizes);
+    RUN("dgram", txq_gso_interleaved);
+    RUN("dgram", txq_gso_many_small);
+    RUN("dgram", txq_gso_refused_fallback);
+    RUN("dgram", txq_gso_refused_datagram);
+    RUN("dgram", gro_ring);
+    RUN("dgram", gro_faults);
     RUN("dgram", fault_drop_half);
     RUN("dgram", fault_dup_reorder);
     RUN("dgram", recv_empty);
