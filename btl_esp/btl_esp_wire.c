@@ -162,6 +162,7 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
                 for (int k = 0; k < n; k++) {
                     esp_proto_input(m->proto, msgs[k].buf, msgs[k].len, now);
                 }
+                esp_proto_flush_acks(m->proto, now);
                 if (n <= 0) {
                     break;
                 }

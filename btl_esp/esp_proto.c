@@ -438,6 +438,17 @@ out:
     esp_flush_completions(p);
 }
 
+void esp_proto_flush_acks(esp_proto_t *p, uint64_t now)
+{
+    now = esp_clock(p, now);
+    if (p->ack_list != NULL) {
+        p->depth++;
+        esp_ack_timers(p, now);
+        p->depth--;
+        esp_flush_completions(p);
+    }
+}
+
 void esp_proto_tick(esp_proto_t *p, uint64_t now)
 {
     now = esp_clock(p, now);

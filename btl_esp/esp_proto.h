@@ -167,6 +167,10 @@ size_t esp_proto_copy_limit(const esp_proto_t *p);
 /* A datagram arrived (bytes valid during the call). */
 void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now);
 
+/* A batch of datagrams was handed to esp_proto_input: send the ACKs they
+ * earned now, one per peer (esp_proto_tick does too). */
+void esp_proto_flush_acks(esp_proto_t *p, uint64_t now);
+
 /* Timers: retransmissions, delayed ACKs, handshake retries, peer timeouts.
  * Call often (every progress pass). */
 void esp_proto_tick(esp_proto_t *p, uint64_t now);

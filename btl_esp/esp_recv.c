@@ -183,7 +183,9 @@ static void ack_later(esp_conn_t *c, uint64_t now)
     }
 }
 
-/* Acknowledge at the next tick, not after the ACK delay. */
+/* Acknowledge at the end of this batch of input (esp_proto_flush_acks, or
+ * the next tick), not after the ACK delay: one ACK per peer and batch, with
+ * the newest state, however many segments asked for one. */
 static void ack_soon(esp_conn_t *c, uint64_t now)
 {
     ack_later(c, now);
@@ -356,7 +358,7 @@ void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
     c->unacked++;
     if (off != 0) {
         c->rx_ahead++;
-        esp_send_ack(c);   /* a gap: tell the sender what we have */
+        ack_soon(c, now);   /* a gap: tell the sender what we have */
         return;
     }
     uint32_t ahead_before = c->rx_ahead;
@@ -369,7 +371,7 @@ void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
     }
     bool filled_gap = c->rx_ahead != ahead_before;   /* held data was drained */
     if (filled_gap || (d->h.flags & ESP_F_ACKNOW) || c->unacked >= p->cfg.ack_every) {
-        esp_send_ack(c);
+        ack_soon(c, now);
     } else {
         ack_later(c, now);
     }
