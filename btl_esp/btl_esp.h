@@ -77,7 +77,7 @@ typedef struct mca_btl_esp_component {
     size_t rcvbuf_bytes, sndbuf_bytes, rcv_budget_bytes, initial_burst_bytes, hold_budget_bytes;
     int tiny;
     int gso, gro;                /* UDP GSO on send, GRO on the data socket: 1 on, 0 off */
-    int checksum;                /* 1 on, 0 off, -1 auto: off over loopback */
+    int checksum;                /* 1 (or -1) every byte, 0 only each datagram's head */
     int port_min;
     int free_list_max;
     int verbose;
@@ -109,8 +109,7 @@ struct mca_btl_base_registration_handle_t *esp_reg_register(struct mca_btl_base_
                                                             uint32_t flags);
 int esp_reg_deregister(struct mca_btl_base_module_t *btl,
                        struct mca_btl_base_registration_handle_t *handle);
-int esp_reg_put_write(void *ctx, uint32_t peer, uint64_t key, uint64_t addr, const void *data,
-                      size_t len);
+void *esp_reg_put_target(void *ctx, uint32_t peer, uint64_t key, uint64_t addr, size_t len);
 void esp_reg_fini(mca_btl_esp_module_t *m);
 
 /* btl_esp_stats.c: counters at finalize and as MPI_T performance variables */

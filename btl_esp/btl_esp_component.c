@@ -181,11 +181,12 @@ static int esp_component_register(void)
             "1: ask for UDP GRO on the data socket, so that a burst from a GSO sender arrives "
             "as one read of up to 64 KiB (8 such receive buffers per socket); 0: one datagram "
             "per read"),
-        EBTL_PARAM_INT("checksum", OPAL_INFO_LVL_4, &c->checksum, -1,
-            "CRC-32C over every datagram (the CPU's instruction where present); a corrupted "
-            "datagram is dropped and counted. 1: on every path; 0: off; -1 (auto): on every "
-            "network path, off over loopback, where datagrams never leave memory. Must be the "
-            "same on every process"),
+        EBTL_PARAM_INT("checksum", OPAL_INFO_LVL_4, &c->checksum, 1,
+            "CRC-32C over every byte of every datagram (folded into the receiver's copy where "
+            "there is one); a corrupted datagram is dropped and counted. 1: on every path "
+            "(-1, once 'auto', is the same); 0: only each datagram's head (header and the "
+            "first 128 payload bytes, which hold every header ob1 parses) is checked, which "
+            "is always done. Either end asking for 1 turns it on both ways"),
         EBTL_PARAM_INT("verbose", OPAL_INFO_LVL_4, &c->verbose, 0,
             "1: print the protocol counters of each process at finalize"),
         EBTL_PARAM_INT("free_list_max", OPAL_INFO_LVL_9, &c->free_list_max, -1,

@@ -129,7 +129,7 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
     static const esp_proto_ops_t ops = {
         .transmit = esp_wire_transmit,
         .deliver = engine_deliver,
-        .put_write = esp_reg_put_write,
+        .put_target = esp_reg_put_target,
         .complete = engine_complete,
         .unknown_peer = engine_unknown_peer,
         .peer_failed = engine_peer_failed,
@@ -146,7 +146,7 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
     }
     EBTL_VERBOSE(1, "btl esp: %zu address(es), window %d, checksum %s, receive budget %zu bytes",
                 m->num_nics, c->window,
-                c->checksum == 1 ? "on" : c->checksum == 0 ? "off" : "auto (off over loopback)",
+                c->checksum != 0 ? "on" : "heads only",
                 cfg.rcv_budget);
     return OPAL_SUCCESS;
 }
@@ -189,11 +189,10 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
         OBJ_RELEASE(ep);
         return OPAL_ERR_UNREACH;
     }
-    /* Auto: over loopback datagrams never leave memory, so no checksum,
-     * unless the test-only fault layer corrupts them. */
-    int crc = mca_btl_esp_component.checksum;
-    bool memory_only = m->nics[nic].iface.loopback && mca_btl_esp_component.base.faults.corrupt == 0;
-    (void) esp_proto_peer_checksum(m->proto, ep->peer, crc == 1 || (crc == -1 && !memory_only));
+    /* Loopback too: a stray datagram with the job's token and a few bits
+     * flipped (a capture replayed, a buggy tool) must not reach ob1, and the
+     * CRC rides on copies made anyway (docs/parameters.md has the cost). */
+    (void) esp_proto_peer_checksum(m->proto, ep->peer, mca_btl_esp_component.checksum != 0);
     m->num_peers++;
     m->nics[nic].active = true;
     opal_pointer_array_set_item(&m->peers, (int) ep->peer, ep);

@@ -80,22 +80,20 @@ int esp_reg_deregister(struct mca_btl_base_module_t *btl,
     return OPAL_SUCCESS;
 }
 
-int esp_reg_put_write(void *ctx, uint32_t peer, uint64_t key, uint64_t addr, const void *data,
-                      size_t len)
+void *esp_reg_put_target(void *ctx, uint32_t peer, uint64_t key, uint64_t addr, size_t len)
 {
     mca_btl_esp_module_t *m = ctx;
     (void) peer;
     uint32_t i = (uint32_t) key;
     if (i >= (uint32_t) m->num_regs) {
-        return -1;
+        return NULL;
     }
     const esp_reg_slot_t *s = &m->regs[i];
     if (s->next_free != -1 || s->gen != (uint32_t) (key >> 32) || addr < s->base
         || len > s->len || addr - s->base > s->len - len) {
-        return -1;
+        return NULL;
     }
-    memcpy((void *) (uintptr_t) addr, data, len);
-    return 0;
+    return (void *) (uintptr_t) addr;
 }
 
 void esp_reg_fini(mca_btl_esp_module_t *m)

@@ -5,6 +5,7 @@
 /* The ESP wire format: encoding, and parsing of untrusted datagrams. */
 #include "esp_hdr.h"
 
+#include <stdbool.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -82,29 +83,79 @@ size_t esp_hdr_encode(const esp_hdr_t *h, const void *ext, void *out)
     }
 }
 
-void esp_hdr_seal(void *hdr, size_t hdr_len, const struct iovec *payload, int n)
+/* Continue crc over bytes [from, to) of the concatenated pieces. */
+static uint32_t crc_iov_range(uint32_t crc, const struct iovec *v, int n, size_t from, size_t to)
 {
-    uint8_t *o = hdr;
-    o[2] |= ESP_F_CRC;
-    put32(o + 4, 0);
-    uint32_t crc = ebtl_crc32c(0, o, hdr_len);
-    for (int i = 0; i < n; i++) {
-        crc = ebtl_crc32c(crc, payload[i].iov_base, payload[i].iov_len);
+    size_t at = 0;
+    for (int i = 0; i < n && at < to; i++) {
+        size_t l = v[i].iov_len;
+        if (at + l > from) {
+            size_t a = from > at ? from - at : 0;
+            size_t b = to - at < l ? to - at : l;
+            crc = ebtl_crc32c(crc, (const uint8_t *) v[i].iov_base + a, b - a);
+        }
+        at += l;
     }
-    put32(o + 4, crc);
+    return crc;
 }
 
-bool esp_hdr_crc_ok(const void *buf, size_t len)
+static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
+
+size_t esp_hdr_seal(void *hdr, size_t hdr_len, const struct iovec *payload, int n, bool full)
 {
-    if (len < ESP_HDR_LEN) {
-        return false;
+    uint8_t *o = hdr;
+    size_t plen = 0;
+    for (int i = 0; i < n; i++) {
+        plen += payload[i].iov_len;
     }
+    o[2] &= (uint8_t) ~ESP_F_CRC;
+    if (full && plen > ESP_HEAD_PAYLOAD) {
+        o[2] |= ESP_F_CRC;
+        put32(o + hdr_len, crc_iov_range(0, payload, n, ESP_HEAD_PAYLOAD, plen));
+        put32(o + hdr_len + 4, 0);
+        hdr_len += ESP_CRC_EXT_LEN;
+    }
+    put32(o + 4, 0);
+    uint32_t crc = ebtl_crc32c(0, o, hdr_len);
+    crc = crc_iov_range(crc, payload, n, 0, min_sz(plen, ESP_HEAD_PAYLOAD));
+    put32(o + 4, crc);
+    return hdr_len;
+}
+
+bool esp_hdr_head_ok(const void *buf, const esp_parsed_t *d)
+{
     const uint8_t *b = buf;
+    size_t head = (size_t) (d->payload - b) + min_sz(d->payload_len, ESP_HEAD_PAYLOAD);
     static const uint8_t zero[4];
     uint32_t crc = ebtl_crc32c(0, b, 4);
     crc = ebtl_crc32c(crc, zero, 4);
-    crc = ebtl_crc32c(crc, b + 8, len - 8);
+    crc = ebtl_crc32c(crc, b + 8, head - 8);
     return crc == get32(b + 4);
+}
+
+bool esp_hdr_payload_ok(const esp_parsed_t *d)
+{
+    if (!(d->h.flags & ESP_F_CRC)) {
+        return true;
+    }
+    /* parse made sure payload_len > ESP_HEAD_PAYLOAD */
+    return ebtl_crc32c(0, d->payload + ESP_HEAD_PAYLOAD, d->payload_len - ESP_HEAD_PAYLOAD)
+           == d->payload_crc;
+}
+
+bool esp_hdr_payload_copy(void *dst, const esp_parsed_t *d)
+{
+    uint8_t *o = dst;
+    if (!(d->h.flags & ESP_F_CRC)) {
+        if (d->payload_len > 0) {
+            memcpy(o, d->payload, d->payload_len);
+        }
+        return true;
+    }
+    memcpy(o, d->payload, ESP_HEAD_PAYLOAD);
+    return ebtl_crc32c_copy(0, o + ESP_HEAD_PAYLOAD, d->payload + ESP_HEAD_PAYLOAD,
+                            d->payload_len - ESP_HEAD_PAYLOAD)
+           == d->payload_crc;
 }
 
 enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *out)
@@ -139,15 +190,30 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
     case ESP_T_PUT: body = ESP_EXT_LEN; break;
     default: body = 0; break;
     }
-    if (len < ESP_HDR_LEN + body) {
+    /* the payload CRC only where the head CRC leaves payload bytes out */
+    size_t crcx = 0;
+    if (h->flags & ESP_F_CRC) {
+        if (h->len <= ESP_HEAD_PAYLOAD) {
+            return ESP_PARSE_MALFORMED;
+        }
+        crcx = ESP_CRC_EXT_LEN;
+    }
+    if (len < ESP_HDR_LEN + body + crcx) {
         return ESP_PARSE_SHORT;
     }
-    if (ESP_HDR_LEN + body + h->len != len) {
-        return len < ESP_HDR_LEN + body + h->len ? ESP_PARSE_SHORT : ESP_PARSE_MALFORMED;
+    if (ESP_HDR_LEN + body + crcx + h->len != len) {
+        return len < ESP_HDR_LEN + body + crcx + h->len ? ESP_PARSE_SHORT : ESP_PARSE_MALFORMED;
     }
     const uint8_t *x = b + ESP_HDR_LEN;
-    out->payload = x + body;
+    out->payload = x + body + crcx;
     out->payload_len = h->len;
+    out->payload_crc = 0;
+    if (crcx != 0) {
+        out->payload_crc = get32(x + body);
+        if (get32(x + body + 4) != 0) {
+            return ESP_PARSE_MALFORMED;
+        }
+    }
     switch (h->type) {
     case ESP_T_HELLO:
     case ESP_T_HELLO_ACK:

@@ -3,9 +3,16 @@
  * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
  */
 /*
- * The ESP wire format, version 1: every datagram starts with one 32-byte
+ * The ESP wire format, version 2: every datagram starts with one 32-byte
  * header; FRAG/CHUNK/PUT carry an extension and payload, HELLO/HELLO_ACK a
  * fixed body. All fields big-endian. Documented in docs/wire-protocol.md.
+ *
+ * Integrity: the header's crc field always holds the CRC-32C of the
+ * datagram's head (header, extension, CRC extension, and the first
+ * ESP_HEAD_PAYLOAD payload bytes: every byte that steers the engine and
+ * every header ob1 parses), checked before anything else. With flag CRC
+ * an 8-byte CRC extension carries the CRC-32C of the rest of the payload,
+ * checked before the bytes are used, or while they are copied into place.
  *
  * esp_* files are the sans-I/O protocol: no Open MPI headers, no sockets,
  * no clock; the btl_esp_* files are the Open MPI glue around them.
@@ -17,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ESP_WIRE_VERSION 1
+#define ESP_WIRE_VERSION 2
 
 enum esp_seg_type {
     ESP_T_HELLO = 1,      /* open a connection: job key, epochs, token, ISN */
@@ -30,7 +37,7 @@ enum esp_seg_type {
 };
 
 /* Header flags. */
-#define ESP_F_CRC 0x01    /* crc holds the CRC-32C of the whole datagram */
+#define ESP_F_CRC 0x01    /* a CRC extension: the payload beyond the head is checksummed */
 #define ESP_F_TXS 0x02    /* first segment of a burst: the sender became active */
 #define ESP_F_TXF 0x04    /* last segment of a burst: the sender has nothing queued */
 #define ESP_F_RETX 0x08   /* a retransmission (not an RTT sample) */
@@ -44,7 +51,7 @@ typedef struct esp_hdr {
     uint8_t type;
     uint8_t flags;
     uint8_t tag;        /* BTL tag of a FRAG/CHUNK, 0 otherwise */
-    uint32_t crc;       /* CRC-32C of the datagram computed with this field 0 */
+    uint32_t crc;       /* CRC-32C of the head, computed with this field 0 */
     uint64_t token;     /* receiver's connection token; 0 in a HELLO */
     uint32_t seq;       /* FRAG/CHUNK/PUT: sequence number; ACK with ESP_F_DUP: the
                            duplicate's; else 0 */
@@ -83,10 +90,16 @@ typedef struct esp_hello {
 } esp_hello_t;
 _Static_assert(sizeof(esp_hello_t) == 48, "hello body is 48 bytes");
 
-#define ESP_O_CRC 0x1     /* the sender checksums every datagram */
+#define ESP_O_CRC 0x1     /* the sender wants every payload byte checksummed */
 
 #define ESP_HDR_LEN ((size_t) sizeof(esp_hdr_t))
 #define ESP_EXT_LEN ((size_t) 16)
+/* Payload bytes the head CRC covers: more than ob1's largest header (an
+ * RDMA request with esp's registration handle is under 100 bytes). */
+#define ESP_HEAD_PAYLOAD ((size_t) 128)
+/* CRC extension (flag CRC): the payload CRC, 4 zero bytes (the payload
+ * stays 8-byte aligned). Datagrams are sized with room for it. */
+#define ESP_CRC_EXT_LEN ((size_t) 8)
 /* Header bytes in front of a segment's payload. */
 static inline size_t esp_hdr_space(uint8_t type)
 {
@@ -103,6 +116,7 @@ typedef struct esp_parsed {
     } x;
     const uint8_t *payload; /* into the datagram */
     size_t payload_len;
+    uint32_t payload_crc;   /* flag CRC: CRC-32C of payload[ESP_HEAD_PAYLOAD..len) */
 } esp_parsed_t;
 
 enum esp_parse_result {
@@ -114,24 +128,36 @@ enum esp_parse_result {
 
 /*
  * Parse and check a datagram's structure: version, type, flags, lengths
- * (header + extension + len must equal the datagram size exactly), HELLO
- * body, chunk bounds (offset + len <= frag_len), PUT address overflow.
- * Does not check the CRC (esp_hdr_crc_ok) or anything needing state.
+ * (header + extension + CRC extension + len must equal the datagram size
+ * exactly; flag CRC only with more than ESP_HEAD_PAYLOAD payload bytes),
+ * HELLO body, chunk bounds (offset + len <= frag_len), PUT address overflow.
+ * Does not check the CRCs (esp_hdr_head_ok, esp_hdr_payload_ok) or anything
+ * needing state.
  */
 enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *out);
 
-/* True when the CRC field matches the datagram (with the field taken as 0). */
-bool esp_hdr_crc_ok(const void *buf, size_t len);
+/* True when the crc field matches the head of a parsed datagram (buf is
+ * the datagram esp_hdr_parse accepted as d). */
+bool esp_hdr_head_ok(const void *buf, const esp_parsed_t *d);
+
+/* Flag CRC: true when the payload beyond the head matches payload_crc. */
+bool esp_hdr_payload_ok(const esp_parsed_t *d);
+
+/* Copy d's payload to dst and check it against payload_crc in the same
+ * pass (flag CRC), or just copy it. True when the bytes are good. */
+bool esp_hdr_payload_copy(void *dst, const esp_parsed_t *d);
 
 /* Encode a header (+ extension or HELLO body) into out (at least
  * esp_hdr_space(type), or ESP_HDR_LEN + 48 for HELLO). Returns bytes written.
  * The crc field is written as 0; esp_hdr_seal fills it. */
 size_t esp_hdr_encode(const esp_hdr_t *h, const void *ext, void *out);
 
-/* Compute the CRC over header bytes hdr[0..hdr_len) and the payload pieces
- * and store it in the header (sets ESP_F_CRC). */
+/* Seal an encoded header hdr[0..hdr_len): with full set and more than
+ * ESP_HEAD_PAYLOAD payload bytes, append the CRC extension (hdr needs
+ * ESP_CRC_EXT_LEN more bytes of room; sets ESP_F_CRC); then store the head
+ * CRC. Returns the header's new length. */
 struct iovec;
-void esp_hdr_seal(void *hdr, size_t hdr_len, const struct iovec *payload, int n);
+size_t esp_hdr_seal(void *hdr, size_t hdr_len, const struct iovec *payload, int n, bool full);
 
 /* Wrap-safe sequence comparisons. */
 static inline bool esp_seq_lt(uint32_t a, uint32_t b) { return (int32_t) (a - b) < 0; }

@@ -130,7 +130,9 @@ int esp_proto_add_peer(esp_proto_t *p, uint32_t peer, uint64_t id, uint64_t epoc
     c->peer = peer;
     c->peer_id = id;
     c->peer_epoch = epoch;
-    c->max_payload = max_datagram;
+    /* Room for the CRC extension in every datagram, whatever the setting:
+     * the handshake may still turn full checksums on. */
+    c->max_payload = max_datagram - ESP_CRC_EXT_LEN;
     c->crc = p->cfg.checksum;
     /* The low half names the peer slot, the high half is random and never 0. */
     c->local_token = ((esp_rand(p) | 1ull << 63) & ~0xffffffffull) | peer;
@@ -217,8 +219,8 @@ static void send_hello(esp_conn_t *c, uint8_t type)
     };
     uint8_t buf[ESP_HDR_LEN + sizeof(esp_hello_t)];
     size_t n = esp_hdr_encode(&h, &m, buf);
-    /* The handshake is always checksummed: it decides what follows. */
-    esp_hdr_seal(buf, n, NULL, 0);
+    /* No payload: the head CRC covers all of it. */
+    n = esp_hdr_seal(buf, n, NULL, 0, false);
     struct iovec iov = {buf, n};
     p->ops.transmit(p->ctx, c->peer, ESP_CH_PRIO, &iov, 1);
 }
@@ -253,6 +255,9 @@ static void conn_established(esp_conn_t *c, const esp_hello_t *m, uint64_t now)
     c->peer_token = m->src_token;
     c->rcv_nxt = m->isn;
     c->peer_crc = (m->options & ESP_O_CRC) != 0;
+    /* Every payload byte is checked both ways when either end asks for it;
+     * both ends see both options before any data, so they agree. */
+    c->crc = c->crc || c->peer_crc;
     c->state = ESP_ESTABLISHED;
     c->last_progress_ns = now;
 }
@@ -289,19 +294,6 @@ static esp_conn_t *hello_conn(esp_proto_t *p, const esp_parsed_t *d)
     return c;
 }
 
-/* Both ends must checksum the same way; a mismatch ends the job with a
- * message rather than every datagram being dropped as corrupt. */
-static bool options_agree(esp_conn_t *c, const esp_hello_t *m)
-{
-    if (c->crc == ((m->options & ESP_O_CRC) != 0)) {
-        return true;
-    }
-    esp_conn_fail(c, "checksums are %s here but %s on the peer for this path; set "
-                  "btl_esp_checksum the same on every process", c->crc ? "on" : "off",
-                  c->crc ? "off" : "on");
-    return false;
-}
-
 static void on_hello(esp_proto_t *p, const esp_parsed_t *d, uint64_t now)
 {
     esp_conn_t *c = hello_conn(p, d);
@@ -310,9 +302,6 @@ static void on_hello(esp_proto_t *p, const esp_parsed_t *d, uint64_t now)
     }
     const esp_hello_t *m = &d->x.hello;
     if (c->state == ESP_FAILED) {
-        return;
-    }
-    if (!options_agree(c, m)) {
         return;
     }
     if (c->state == ESP_ESTABLISHED) {
@@ -349,9 +338,6 @@ static void on_hello_ack(esp_proto_t *p, const esp_parsed_t *d, uint64_t now)
     }
     if (c->state != ESP_HELLO_SENT) {
         p->stats.stray++;   /* an answer to a HELLO we never sent */
-        return;
-    }
-    if (!options_agree(c, m)) {
         return;
     }
     conn_established(c, m, now);
@@ -399,11 +385,16 @@ void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now)
         p->stats.malformed++;
         return;
     }
+    /* Whatever the checksum setting, nothing a datagram says is used before
+     * its head checks out: flipped bits must not steer the engine, nor
+     * reach ob1 as one of its headers. */
+    if (!esp_hdr_head_ok(buf, &d)) {
+        p->stats.corrupt++;
+        return;
+    }
     p->depth++;
     if (d.h.type == ESP_T_HELLO || d.h.type == ESP_T_HELLO_ACK) {
-        if (!(d.h.flags & ESP_F_CRC) || !esp_hdr_crc_ok(buf, len)) {
-            p->stats.corrupt++;
-        } else if (d.h.type == ESP_T_HELLO) {
+        if (d.h.type == ESP_T_HELLO) {
             on_hello(p, &d, now);
         } else {
             on_hello_ack(p, &d, now);
@@ -415,8 +406,11 @@ void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now)
         p->stats.stray++;
         goto out;
     }
-    if (c->crc ? !(d.h.flags & ESP_F_CRC) || !esp_hdr_crc_ok(buf, len)
-               : (d.h.flags & ESP_F_CRC) && !esp_hdr_crc_ok(buf, len)) {
+    /* The rest of the payload: required where full checksums are on, and
+     * checked wherever present. A PUT's is checked while it is copied into
+     * place (esp_recv.c), everything else's here, before anything uses it. */
+    if ((c->crc && d.payload_len > ESP_HEAD_PAYLOAD && !(d.h.flags & ESP_F_CRC))
+        || (d.h.type != ESP_T_PUT && !esp_hdr_payload_ok(&d))) {
         p->stats.corrupt++;
         goto out;
     }

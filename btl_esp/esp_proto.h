@@ -5,7 +5,7 @@
 /*
  * The ESP protocol engine, sans I/O: it is handed datagrams and the time,
  * and hands back datagrams to send (ops->transmit), fragments delivered in
- * order (ops->deliver), PUT bytes to write (ops->put_write) and finished
+ * order (ops->deliver), places for PUT bytes (ops->put_target) and finished
  * messages (ops->complete). No sockets, no clock, no Open MPI headers: the
  * unit tests drive it on a simulated network.
  *
@@ -74,8 +74,10 @@ typedef struct esp_proto_config {
     size_t initial_burst;      /* bytes a sender sends at the start of a burst */
     size_t hold_budget;        /* bytes of out-of-order data held per peer */
     size_t tiny;               /* payloads up to this go on the priority channel */
-    bool checksum;             /* CRC-32C on every datagram sent, required received
-                                  (the default of each peer: esp_proto_peer_checksum) */
+    bool checksum;             /* CRC-32C over every payload byte sent, required
+                                  received (each datagram's head is checked
+                                  always); the default of each peer:
+                                  esp_proto_peer_checksum */
     uint32_t isn;              /* tests: first sequence number (0: random) */
 } esp_proto_config_t;
 
@@ -92,10 +94,11 @@ typedef struct esp_proto_ops {
                      int iovcnt);
     /* A fragment, in order; the bytes are valid during the call only. */
     void (*deliver)(void *ctx, uint32_t peer, uint8_t tag, const void *data, size_t len);
-    /* Write PUT bytes. Return 0, or -1 when key/addr/len is not a region
-     * registered for remote writes (the bytes are dropped and counted). */
-    int (*put_write)(void *ctx, uint32_t peer, uint64_t key, uint64_t addr, const void *data,
-                     size_t len);
+    /* Where len PUT bytes for key/addr go: the engine copies them there
+     * (checking their CRC in the same pass) at once. Return NULL when
+     * [addr, addr + len) is not inside a region registered under key for
+     * remote writes (the bytes are dropped and counted). */
+    void *(*put_target)(void *ctx, uint32_t peer, uint64_t key, uint64_t addr, size_t len);
     /* Every byte of msg was acknowledged. */
     void (*complete)(void *ctx, esp_msg_t *msg);
     /* A HELLO from a process the engine has no peer for: return 0 and the
@@ -114,7 +117,8 @@ typedef struct esp_proto_stats {
     uint64_t duplicates;               /* data already received */
     uint64_t out_of_window;            /* too far ahead of the receive window */
     uint64_t stray;                    /* unknown token, job or epoch */
-    uint64_t corrupt;                  /* CRC mismatch or no CRC where required */
+    uint64_t corrupt;                  /* head or payload CRC mismatch, or no payload CRC
+                                          where required */
     uint64_t malformed;                /* failed parsing or sanity checks */
     uint64_t put_rejected;             /* PUT outside any registered region */
     uint64_t held, hold_dropped;       /* out-of-order data kept / dropped for lack of room */
@@ -145,9 +149,10 @@ void esp_proto_destroy(esp_proto_t *p);
 int esp_proto_add_peer(esp_proto_t *p, uint32_t peer, uint64_t id, uint64_t epoch,
                        size_t max_datagram);
 
-/* Checksum the datagrams of one peer or not (before any traffic to it;
- * both ends must agree, which the handshake checks). Returns 0, or -1 when
- * the peer is unknown or already connecting. */
+/* Checksum every payload byte to and from one peer, or only each
+ * datagram's head (before any traffic to it; the handshake turns it on when
+ * the peer asks for it). Returns 0, or -1 when the peer is unknown or
+ * already connecting. */
 int esp_proto_peer_checksum(esp_proto_t *p, uint32_t peer, bool on);
 
 /* Queue msg (kind, tag, iov, put_* and user set) for peer; sending starts

@@ -300,10 +300,24 @@ static void advance(esp_conn_t *c, const esp_parsed_t *cur)
     }
 }
 
+/* A PUT's payload is checked as it is copied into place; one that will not
+ * be copied (a duplicate, beyond the window) is checked first, so that it
+ * is counted as corrupt and not answered like an intact one. */
+static bool put_copied(const esp_conn_t *c, uint32_t q)
+{
+    uint32_t off = q - c->rcv_nxt;
+    return !esp_seq_lt(q, c->rcv_nxt) && off < c->p->cfg.window
+           && (off >= c->rcap || !(c->rring[q & (c->rcap - 1)].flags & ESP_R_HAVE));
+}
+
 void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
 {
     esp_proto_t *p = c->p;
     uint32_t q = d->h.seq;
+    if (d->h.type == ESP_T_PUT && !put_copied(c, q) && !esp_hdr_payload_ok(d)) {
+        p->stats.corrupt++;
+        return;
+    }
     if (esp_seq_lt(q, c->rcv_nxt)) {
         p->stats.duplicates++;   /* our ACK was lost or late: repeat it now */
         esp_send_dup(c, q);
@@ -327,10 +341,21 @@ void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
     uint8_t flags = ESP_R_HAVE | (d->h.flags & ESP_F_TXS ? ESP_R_TXS : 0)
                     | (d->h.flags & ESP_F_TXF ? ESP_R_TXF : 0);
     if (d->h.type == ESP_T_PUT) {
-        /* Written at once, in or out of order: each piece names its place. */
-        if (p->ops.put_write(p->ctx, c->peer, d->x.put.key, d->x.put.addr, d->payload,
-                             d->payload_len) != 0) {
+        /* Written at once, in or out of order: each piece names its place.
+         * Its CRC is checked in the copy (esp_proto_input checked the head,
+         * so the place is right). Bad bytes are not acknowledged: the sender
+         * resends and overwrites them before its PUT can complete. */
+        void *dst = p->ops.put_target(p->ctx, c->peer, d->x.put.key, d->x.put.addr,
+                                      d->payload_len);
+        if (dst == NULL) {
+            if (!esp_hdr_payload_ok(d)) {
+                p->stats.corrupt++;
+                return;
+            }
             p->stats.put_rejected++;
+        } else if (!esp_hdr_payload_copy(dst, d)) {
+            p->stats.corrupt++;
+            return;
         }
     } else if (off != 0) {
         if (c->held_bytes + d->payload_len > p->cfg.hold_budget) {

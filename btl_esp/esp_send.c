@@ -157,13 +157,10 @@ void esp_transmit(esp_conn_t *c, esp_hdr_t *h, const void *ext, const struct iov
 {
     esp_proto_t *p = c->p;
     struct iovec iov[ESP_TX_MAX_IOV];
-    uint8_t buf[ESP_HDR_LEN + ESP_EXT_LEN];
+    uint8_t buf[ESP_HDR_LEN + ESP_EXT_LEN + ESP_CRC_EXT_LEN];
     h->version = ESP_WIRE_VERSION;
     h->token = c->peer_token;
-    size_t hl = esp_hdr_encode(h, ext, buf);
-    if (c->crc) {
-        esp_hdr_seal(buf, hl, payload, n);
-    }
+    size_t hl = esp_hdr_seal(buf, esp_hdr_encode(h, ext, buf), payload, n, c->crc);
     iov[0].iov_base = buf;
     iov[0].iov_len = hl;
     for (int i = 0; i < n; i++) {

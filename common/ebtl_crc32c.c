@@ -20,6 +20,10 @@
  * The tables are built once (pthread_once); the choice between the two is
  * then published in a function pointer, so the hot path is a single
  * indirect call.
+ *
+ * ebtl_crc32c_copy is the same CRC fused into a copy: every byte is loaded
+ * once, stored, and folded into the CRC from the register, so checking
+ * bytes that are being copied anyway costs about nothing more than the copy.
  */
 #include "ebtl_crc32c.h"
 
@@ -48,8 +52,11 @@
 uint32_t ebtl_crc32c_table(uint32_t crc, const void *buf, size_t len);
 uint32_t ebtl_crc32c_hw(uint32_t crc, const void *buf, size_t len);
 uint32_t ebtl_crc32c_sse42(uint32_t crc, const void *buf, size_t len);
+uint32_t ebtl_crc32c_copy_table(uint32_t crc, void *dst, const void *src, size_t len);
+uint32_t ebtl_crc32c_copy_sse42(uint32_t crc, void *dst, const void *src, size_t len);
 
 typedef uint32_t crc_fn(uint32_t crc, const unsigned char *p, size_t len);
+typedef uint32_t copy_fn(uint32_t crc, unsigned char *d, const unsigned char *p, size_t len);
 
 static uint32_t slice8[8][256]; /* slice8[k][b]: b followed by k zero bytes */
 #ifdef CRC32C_X86
@@ -76,6 +83,14 @@ static uint32_t crc_table(uint32_t crc, const unsigned char *p, size_t len)
         crc = slice8[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
     }
     return crc;
+}
+
+static uint32_t copy_table(uint32_t crc, unsigned char *d, const unsigned char *p, size_t len)
+{
+    if (len > 0) {
+        memcpy(d, p, len);
+    }
+    return crc_table(crc, p, len);
 }
 
 /* ---- SSE4.2 -------------------------------------------------------------- */
@@ -148,6 +163,23 @@ HW static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t len)
     return crc;
 }
 
+/* Without wide registers the CRC cannot ride on the copy's stores (eight-
+ * byte stores to memory not in cache are much slower than memcpy's), so
+ * copy a piece that fits the L1 cache and CRC it from there. */
+#define COPY_PIECE 4096
+HW static uint32_t copy_hw(uint32_t crc, unsigned char *d, const unsigned char *p, size_t len)
+{
+    while (len > 0) {
+        size_t n = len < COPY_PIECE ? len : COPY_PIECE;
+        memcpy(d, p, n);
+        crc = crc_hw(crc, p, n);
+        d += n;
+        p += n;
+        len -= n;
+    }
+    return crc;
+}
+
 /* ---- carry-less multiplication (VPCLMULQDQ) ------------------------------ */
 
 #define HWC __attribute__((target("sse4.2,pclmul,avx512f,vpclmulqdq")))
@@ -185,6 +217,29 @@ HWC static inline __m512i load512(const unsigned char *p)
     return _mm512_loadu_si512((const void *) p);
 }
 
+HWC static inline void store512(unsigned char *d, __m512i x)
+{
+    _mm512_storeu_si512((void *) d, x);
+}
+
+/* Fold the four registers into the last, then its four lanes into the last
+ * lane; the result stands for everything read so far: its CRC from 0. */
+HWC static inline uint32_t clmul_reduce(__m512i a0, __m512i a1, __m512i a2, __m512i a3)
+{
+    const __m512i k4 = consts512(k_64);
+    __m512i a = _mm512_xor_si512(fold512(a0, k4), a1);
+    a = _mm512_xor_si512(fold512(a, k4), a2);
+    a = _mm512_xor_si512(fold512(a, k4), a3);
+    const __m128i k1 = _mm_set_epi64x((long long) k_16[1], (long long) k_16[0]);
+    __m128i y = _mm512_extracti32x4_epi32(a, 0);
+    y = _mm_xor_si128(fold128(y, k1), _mm512_extracti32x4_epi32(a, 1));
+    y = _mm_xor_si128(fold128(y, k1), _mm512_extracti32x4_epi32(a, 2));
+    y = _mm_xor_si128(fold128(y, k1), _mm512_extracti32x4_epi32(a, 3));
+    uint64_t w[2];
+    _mm_storeu_si128((__m128i *) w, y);
+    return (uint32_t) _mm_crc32_u64(_mm_crc32_u64(0, w[0]), w[1]);
+}
+
 HWC static uint32_t crc_clmul(uint32_t crc, const unsigned char *p, size_t len)
 {
     if (len < CLMUL_MIN) {
@@ -202,22 +257,42 @@ HWC static uint32_t crc_clmul(uint32_t crc, const unsigned char *p, size_t len)
         a2 = _mm512_xor_si512(fold512(a2, ks), load512(p + 128));
         a3 = _mm512_xor_si512(fold512(a3, ks), load512(p + 192));
     }
-    /* Fold the four registers into the last, then its four lanes into the
-     * last lane. */
-    const __m512i k4 = consts512(k_64);
-    __m512i a = _mm512_xor_si512(fold512(a0, k4), a1);
-    a = _mm512_xor_si512(fold512(a, k4), a2);
-    a = _mm512_xor_si512(fold512(a, k4), a3);
-    const __m128i k1 = _mm_set_epi64x((long long) k_16[1], (long long) k_16[0]);
-    __m128i y = _mm512_extracti32x4_epi32(a, 0);
-    y = _mm_xor_si128(fold128(y, k1), _mm512_extracti32x4_epi32(a, 1));
-    y = _mm_xor_si128(fold128(y, k1), _mm512_extracti32x4_epi32(a, 2));
-    y = _mm_xor_si128(fold128(y, k1), _mm512_extracti32x4_epi32(a, 3));
-    /* y stands for everything read so far: its CRC from 0, then the rest. */
-    uint64_t w[2];
-    _mm_storeu_si128((__m128i *) w, y);
-    uint32_t c = (uint32_t) _mm_crc32_u64(_mm_crc32_u64(0, w[0]), w[1]);
-    return crc_hw(c, p, len);
+    return crc_hw(clmul_reduce(a0, a1, a2, a3), p, len);
+}
+
+/* crc_clmul, copying as it goes: the loaded registers are stored at d
+ * before they are folded. */
+HWC static uint32_t copy_clmul(uint32_t crc, unsigned char *d, const unsigned char *p, size_t len)
+{
+    if (len < CLMUL_MIN) {
+        return copy_hw(crc, d, p, len);
+    }
+    __m512i x0 = load512(p), x1 = load512(p + 64), x2 = load512(p + 128), x3 = load512(p + 192);
+    store512(d, x0);
+    store512(d + 64, x1);
+    store512(d + 128, x2);
+    store512(d + 192, x3);
+    __m512i a0 = _mm512_xor_si512(x0, _mm512_zextsi128_si512(_mm_cvtsi32_si128((int) crc)));
+    __m512i a1 = x1, a2 = x2, a3 = x3;
+    p += CLMUL_STRIDE;
+    d += CLMUL_STRIDE;
+    len -= CLMUL_STRIDE;
+    const __m512i ks = consts512(k_stride);
+    for (; len >= CLMUL_STRIDE; p += CLMUL_STRIDE, d += CLMUL_STRIDE, len -= CLMUL_STRIDE) {
+        x0 = load512(p);
+        x1 = load512(p + 64);
+        x2 = load512(p + 128);
+        x3 = load512(p + 192);
+        store512(d, x0);
+        store512(d + 64, x1);
+        store512(d + 128, x2);
+        store512(d + 192, x3);
+        a0 = _mm512_xor_si512(fold512(a0, ks), x0);
+        a1 = _mm512_xor_si512(fold512(a1, ks), x1);
+        a2 = _mm512_xor_si512(fold512(a2, ks), x2);
+        a3 = _mm512_xor_si512(fold512(a3, ks), x3);
+    }
+    return copy_hw(clmul_reduce(a0, a1, a2, a3), d, p, len);
 }
 
 /* x^n mod P, highest degree first. */
@@ -256,6 +331,8 @@ static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 static uint32_t crc_resolve(uint32_t crc, const unsigned char *p, size_t len);
 /* Acquire/release: whoever sees the final pointer also sees the tables. */
 static _Atomic(crc_fn *) crc_impl = crc_resolve;
+static uint32_t copy_resolve(uint32_t crc, unsigned char *d, const unsigned char *p, size_t len);
+static _Atomic(copy_fn *) copy_impl = copy_resolve;
 
 #ifdef CRC32C_X86
 /* tab[k][b] = the raw CRC of (b << 8k) advanced over len zero bytes.  The
@@ -303,6 +380,7 @@ static void crc_init(void)
         }
     }
     crc_fn *impl = crc_table;
+    copy_fn *copy = copy_table;
 #ifdef CRC32C_X86
     _Static_assert(LONG_BLOCK % 8 == 0 && SHORT_BLOCK % 8 == 0,
                    "hw_3way steps 8 bytes at a time");
@@ -314,12 +392,15 @@ static void crc_init(void)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("sse4.2")) {
         impl = crc_hw;
+        copy = copy_hw;
         if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("avx512f")
             && __builtin_cpu_supports("vpclmulqdq")) {
             impl = crc_clmul;
+            copy = copy_clmul;
         }
     }
 #endif
+    atomic_store_explicit(&copy_impl, copy, memory_order_release);
     atomic_store_explicit(&crc_impl, impl, memory_order_release);
 }
 
@@ -334,6 +415,12 @@ static crc_fn *crc_chosen(void)
 static uint32_t crc_resolve(uint32_t crc, const unsigned char *p, size_t len)
 {
     return crc_chosen()(crc, p, len);
+}
+
+static uint32_t copy_resolve(uint32_t crc, unsigned char *d, const unsigned char *p, size_t len)
+{
+    pthread_once(&crc_once, crc_init);
+    return atomic_load_explicit(&copy_impl, memory_order_acquire)(crc, d, p, len);
 }
 
 /* ---- public API ---------------------------------------------------------- */
@@ -354,6 +441,12 @@ uint32_t ebtl_crc32c_iov(const struct iovec *iov, int n)
         }
     }
     return ~crc;
+}
+
+uint32_t ebtl_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+    copy_fn *impl = atomic_load_explicit(&copy_impl, memory_order_acquire);
+    return ~impl(~crc, dst, src, len);
 }
 
 const char *ebtl_crc32c_impl(void)
@@ -384,4 +477,23 @@ uint32_t ebtl_crc32c_sse42(uint32_t crc, const void *buf, size_t len)
     }
 #endif
     return ~impl(~crc, buf, len);
+}
+
+uint32_t ebtl_crc32c_copy_table(uint32_t crc, void *dst, const void *src, size_t len)
+{
+    pthread_once(&crc_once, crc_init);
+    return ~copy_table(~crc, dst, src, len);
+}
+
+uint32_t ebtl_crc32c_copy_sse42(uint32_t crc, void *dst, const void *src, size_t len)
+{
+    /* the crc32 instruction alone, even where clmul is chosen */
+    pthread_once(&crc_once, crc_init);
+    copy_fn *impl = atomic_load_explicit(&copy_impl, memory_order_acquire);
+#ifdef CRC32C_X86
+    if (impl != copy_table) {
+        impl = copy_hw;
+    }
+#endif
+    return ~impl(~crc, dst, src, len);
 }

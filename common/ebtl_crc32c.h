@@ -21,6 +21,11 @@
  * buf may be NULL when len is 0 (the crc is then returned unchanged). */
 uint32_t ebtl_crc32c(uint32_t crc, const void *buf, size_t len);
 
+/* Copy len bytes from src to dst (they must not overlap) and continue the
+ * CRC-32C over them, as ebtl_crc32c(crc, src, len), in one pass: each byte
+ * is loaded once. dst and src may be NULL when len is 0. */
+uint32_t ebtl_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len);
+
 /* The CRC-32C of the concatenation of iov[0..n); entries of length 0 may
  * have a NULL base, and n <= 0 gives 0 (the CRC of nothing). */
 uint32_t ebtl_crc32c_iov(const struct iovec *iov, int n);

@@ -5,8 +5,9 @@
 /*
  * libFuzzer target for everything esp parses from the network:
  *
- *  (a) esp_hdr_parse and esp_hdr_crc_ok on the raw input; a datagram that
- *      parses must encode back to the same header bytes;
+ *  (a) esp_hdr_parse and the CRC checks on the raw input; a datagram that
+ *      parses must encode back to the same header bytes, and sealed again
+ *      must pass the checks;
  *  (b) the input, cut into records, fed as datagrams into a real esp_proto_t
  *      engine ("B") that has an established connection with a second engine
  *      ("A"): a HELLO handshake and some traffic both ways are driven
@@ -122,9 +123,11 @@ static void check_outgoing(const uint8_t *buf, size_t len, bool checksum)
     enum esp_parse_result r = esp_hdr_parse(buf, len, &d);
     CHECK(r == ESP_PARSE_OK, "the engine sent a datagram that does not parse (%d), type %u len %zu",
           (int) r, len > 1 ? buf[1] : 0, len);
-    if (checksum || d.h.type == ESP_T_HELLO || d.h.type == ESP_T_HELLO_ACK) {
-        CHECK((d.h.flags & ESP_F_CRC) && esp_hdr_crc_ok(buf, len),
-              "the engine sent a %s without a valid CRC", esp_seg_type_name(d.h.type));
+    CHECK(esp_hdr_head_ok(buf, &d) && esp_hdr_payload_ok(&d),
+          "the engine sent a %s without a valid CRC", esp_seg_type_name(d.h.type));
+    if (checksum && d.payload_len > ESP_HEAD_PAYLOAD) {
+        CHECK(d.h.flags & ESP_F_CRC, "the engine sent a %s of %zu bytes without a payload CRC",
+              esp_seg_type_name(d.h.type), d.payload_len);
     }
 }
 
@@ -174,18 +177,16 @@ static void deliver(void *ctx, uint32_t peer, uint8_t tag, const void *data, siz
     }
 }
 
-static int put_write(void *ctx, uint32_t peer, uint64_t key, uint64_t addr, const void *data,
-                     size_t len)
+static void *put_target(void *ctx, uint32_t peer, uint64_t key, uint64_t addr, size_t len)
 {
     (void) ctx;
     (void) peer;
     if (key != PUT_KEY || addr < PUT_BASE || len > PUT_SIZE || addr - PUT_BASE > PUT_SIZE - len) {
         H.put_refused++;
-        return -1;
+        return NULL;
     }
     H.put_ok++;
-    memcpy(H.region + (addr - PUT_BASE), data, len);
-    return 0;
+    return H.region + (addr - PUT_BASE);
 }
 
 static void complete(void *ctx, esp_msg_t *msg)
@@ -223,7 +224,7 @@ static void peer_failed(void *ctx, uint32_t peer, const char *why)
 static const esp_proto_ops_t OPS = {
     .transmit = transmit,
     .deliver = deliver,
-    .put_write = put_write,
+    .put_target = put_target,
     .complete = complete,
     .unknown_peer = unknown_peer,
     .peer_failed = peer_failed,
@@ -493,22 +494,40 @@ static size_t build(reader_t *r, uint8_t sel, uint8_t *out, size_t cap)
     if ((h.type == ESP_T_HELLO || h.type == ESP_T_HELLO_ACK) && x.hello.src_token == 0) {
         x.hello.src_token = 1;
     }
+    size_t room = cap - ESP_HDR_LEN - sizeof(esp_hello_t) - ESP_CRC_EXT_LEN;
+    if (plen > room) {
+        plen = room;
+    }
     h.len = (uint16_t) plen;
-    size_t hl = esp_hdr_encode(&h, &x, out);
-    if (hl + plen > cap) {
-        plen = cap - hl;
-        h.len = (uint16_t) plen;
-        hl = esp_hdr_encode(&h, &x, out);
-    }
+    static uint8_t payload[65536];
     for (size_t i = 0; i < plen; i++) {
-        out[hl + i] = rd8(r);
+        payload[i] = rd8(r);
     }
-    /* seal when checksums are on (or the HELLO, always), unless told not to */
-    if ((H.checksum || h.type == ESP_T_HELLO || h.type == ESP_T_HELLO_ACK) && !(sel & 0x80)) {
-        struct iovec pl = {out + hl, plen};
-        esp_hdr_seal(out, hl, &pl, 1);
+    /* sealed (the payload too when checksums are on), unless told not to */
+    size_t hl = esp_hdr_encode(&h, &x, out);
+    if (!(sel & 0x80)) {
+        struct iovec pl = {payload, plen};
+        hl = esp_hdr_seal(out, hl, &pl, 1, H.checksum);
     }
+    memcpy(out + hl, payload, plen);
     return hl + plen;
+}
+
+/* Store the head CRC of a datagram that parses (a raw record's fix-up). */
+static void seal_head(uint8_t *buf, size_t len)
+{
+    esp_parsed_t d;
+    if (esp_hdr_parse(buf, len, &d) != ESP_PARSE_OK) {
+        return;
+    }
+    size_t head = (size_t) (d.payload - buf)
+                  + (d.payload_len < ESP_HEAD_PAYLOAD ? d.payload_len : ESP_HEAD_PAYLOAD);
+    memset(buf + 4, 0, 4);
+    uint32_t crc = ebtl_crc32c(0, buf, head);
+    buf[4] = (uint8_t) (crc >> 24);
+    buf[5] = (uint8_t) (crc >> 16);
+    buf[6] = (uint8_t) (crc >> 8);
+    buf[7] = (uint8_t) crc;
 }
 
 /*
@@ -516,7 +535,7 @@ static size_t build(reader_t *r, uint8_t sel, uint8_t *out, size_t cap)
  *   0  raw datagram: 2-byte length, bytes
  *   1  raw datagram with fixups: 2-byte length, bytes; then version := 1,
  *      token := live token (s & 0x10), length field := what the size says
- *      (s & 0x20), CRC sealed (s & 0x40)
+ *      (s & 0x20), head CRC sealed (s & 0x40)
  *   2,3,4  a datagram built around the live state (build)
  *   5  time passes: 2 bytes x 2^(s >> 4 & 7) us, then esp_proto_tick
  *   6  B sends: a FRAG, a CHUNKed fragment, or a PUT, or a copied FRAG
@@ -551,7 +570,7 @@ static void run_records(reader_t *r)
                     }
                 }
                 if (s & 0x40) {
-                    esp_hdr_seal(buf, len, NULL, 0);
+                    seal_head(buf, len);
                 }
             }
             break;
@@ -589,7 +608,7 @@ static void run_records(reader_t *r)
         }
         esp_parsed_t d;
         if (esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK) {
-            (void) esp_hdr_crc_ok(buf, len);
+            H.sink ^= (uint8_t) (esp_hdr_head_ok(buf, &d) + esp_hdr_payload_ok(&d));
         }
         memcpy(last, buf, len);
         last_len = len;
@@ -609,28 +628,34 @@ static void run_records(reader_t *r)
 static void fuzz_hdr(const uint8_t *data, size_t size)
 {
     esp_parsed_t d;
-    bool crc = esp_hdr_crc_ok(data, size);
     enum esp_parse_result r = esp_hdr_parse(data, size, &d);
     if (r != ESP_PARSE_OK) {
         return;
     }
     CHECK(d.payload_len == d.h.len && d.payload + d.payload_len == data + size,
           "payload outside the datagram");
-    H.sink ^= (uint8_t) crc;
+    bool full = (d.h.flags & ESP_F_CRC) != 0;
+    CHECK(!full || d.payload_len > ESP_HEAD_PAYLOAD, "a payload CRC on a payload the head covers");
+    H.sink ^= (uint8_t) (esp_hdr_head_ok(data, &d) + esp_hdr_payload_ok(&d));
     /* what parsed encodes back to the same header bytes (the crc field aside) */
-    uint8_t out[ESP_HDR_LEN + sizeof(esp_hello_t)];
+    uint8_t out[ESP_HDR_LEN + sizeof(esp_hello_t) + ESP_CRC_EXT_LEN];
     size_t n = esp_hdr_encode(&d.h, &d.x, out);
-    CHECK(n <= size && n == (size_t) (d.payload - data), "encoded header length %zu", n);
+    CHECK(n + (full ? ESP_CRC_EXT_LEN : 0) == (size_t) (d.payload - data),
+          "encoded header length %zu", n);
     CHECK(memcmp(out, data, 4) == 0 && memcmp(out + 8, data + 8, n - 8) == 0,
           "%s header does not encode back to the bytes it was parsed from",
           esp_seg_type_name(d.h.type));
-    /* and its CRC, once sealed, checks */
-    uint8_t tmp[ESP_HDR_LEN + sizeof(esp_hello_t)];
-    memcpy(tmp, data, n);
+    /* and sealed the same way again, it passes both checks */
+    static uint8_t again[65536 + 128];
     struct iovec pl = {(void *) d.payload, d.payload_len};
-    esp_hdr_seal(tmp, n, &pl, 1);
-    uint32_t c = ebtl_crc32c(ebtl_crc32c(0, tmp, n), d.payload, d.payload_len);
-    H.sink ^= (uint8_t) c;
+    size_t hl = esp_hdr_seal(out, n, &pl, 1, full);
+    CHECK(hl == (size_t) (d.payload - data), "sealed header length %zu", hl);
+    memcpy(again, out, hl);
+    memcpy(again + hl, d.payload, d.payload_len);
+    esp_parsed_t e;
+    CHECK(esp_hdr_parse(again, size, &e) == ESP_PARSE_OK && esp_hdr_head_ok(again, &e)
+              && esp_hdr_payload_ok(&e),
+          "a resealed %s does not check", esp_seg_type_name(d.h.type));
 }
 
 static void fuzz_modex(const uint8_t *data, size_t size)

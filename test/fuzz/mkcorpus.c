@@ -44,12 +44,13 @@ static size_t dgram(uint8_t type, uint8_t tag, uint32_t seq, const void *ext, si
     if (type == ESP_T_HELLO) {
         h.token = 0;
     }
-    size_t hl = esp_hdr_encode(&h, ext, buf);
+    uint8_t payload[2048];
     for (size_t i = 0; i < plen; i++) {
-        buf[hl + i] = (uint8_t) (i * 13 + 1);
+        payload[i] = (uint8_t) (i * 13 + 1);
     }
-    struct iovec pl = {buf + hl, plen};
-    esp_hdr_seal(buf, hl, &pl, 1);
+    struct iovec pl = {payload, plen};
+    size_t hl = esp_hdr_seal(buf, esp_hdr_encode(&h, ext, buf), &pl, 1, true);
+    memcpy(buf + hl, payload, plen);
     return hl + plen;
 }
 

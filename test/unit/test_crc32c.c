@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ebtl_crc32c.h"
 #include "unit.h"
@@ -14,6 +15,8 @@
 extern uint32_t ebtl_crc32c_table(uint32_t crc, const void *buf, size_t len);
 extern uint32_t ebtl_crc32c_hw(uint32_t crc, const void *buf, size_t len);
 extern uint32_t ebtl_crc32c_sse42(uint32_t crc, const void *buf, size_t len);
+extern uint32_t ebtl_crc32c_copy_table(uint32_t crc, void *dst, const void *src, size_t len);
+extern uint32_t ebtl_crc32c_copy_sse42(uint32_t crc, void *dst, const void *src, size_t len);
 
 /* Block sizes of ebtl_crc32c.c: the crc32 instruction's interleaved blocks
  * (LONG_BLOCK, SHORT_BLOCK), clmul's loop and its least length. */
@@ -196,6 +199,79 @@ static void iov(void)
     free(buf);
 }
 
+typedef uint32_t copy_fn(uint32_t crc, void *dst, const void *src, size_t len);
+
+/* One copy+CRC call: the CRC equals the plain one from the same start, the
+ * bytes arrive, and nothing around the destination is touched. */
+static int copy_case(copy_fn *fn, const unsigned char *src, unsigned char *dst_area,
+                     size_t dst_off, size_t len, uint32_t start)
+{
+    enum { GUARD = 64 };
+    memset(dst_area, 0x5a, dst_off + len + 2 * GUARD);
+    unsigned char *dst = dst_area + GUARD + dst_off;
+    uint32_t want = ebtl_crc32c_table(start, src, len);
+    uint32_t got = fn(start, dst, src, len);
+    int bad = got != want || (len > 0 && memcmp(dst, src, len) != 0);
+    for (size_t i = 0; i < GUARD + dst_off; i++) {
+        bad |= dst_area[i] != 0x5a;
+    }
+    for (size_t i = 0; i < GUARD; i++) {
+        bad |= dst[len + i] != 0x5a;
+    }
+    return bad;
+}
+
+/* ebtl_crc32c_copy and each implementation: every length 0..300 at every
+ * source and destination alignment mod 8, then lengths around the block
+ * sizes and a datagram's, continuing from a CRC other than 0 too. */
+static void copy_matches_crc(void)
+{
+    static copy_fn *const fns[] = {ebtl_crc32c_copy, ebtl_crc32c_copy_table,
+                                   ebtl_crc32c_copy_sse42};
+    static const char *const names[] = {"copy", "copy_table", "copy_sse42"};
+    enum { MAX = 70000 };
+    unsigned char *src = random_buf(MAX + 16);
+    unsigned char *dst = malloc(MAX + 256);
+    int checked = 0;
+    for (size_t f = 0; f < 3; f++) {
+        int bad = 0;
+        for (size_t len = 0; len <= 300; len++) {
+            for (size_t so = 0; so < 8; so++) {
+                for (size_t d = 0; d < 8; d++) {
+                    int b = copy_case(fns[f], src + so, dst, d, len, (uint32_t) (len * so));
+                    if (b && bad++ == 0) {
+                        printf("    %s wrong: length %zu, source +%zu, destination +%zu\n",
+                               names[f], len, so, d);
+                    }
+                    checked++;
+                }
+            }
+        }
+        static const size_t lens[] = {
+            CLMUL_MIN - 1,   CLMUL_MIN,        CLMUL_MIN + 1,    CLMUL_MIN + CLMUL_STRIDE + 7,
+            3 * SHORT_BLOCK, 3 * SHORT_BLOCK + 1, 4095, 4096,    4097, 3 * LONG_BLOCK + 5,
+            65000,           65464,            65507,            MAX};
+        for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+            for (size_t so = 0; so < 8; so += 3) {
+                int b = copy_case(fns[f], src + so, dst, 7 - so, lens[i], 0xdeadbeefu);
+                if (b && bad++ == 0) {
+                    printf("    %s wrong: length %zu, source +%zu\n", names[f], lens[i], so);
+                }
+                checked++;
+            }
+        }
+        CHECK(bad == 0);
+    }
+    /* the public one chains like ebtl_crc32c */
+    uint32_t a = ebtl_crc32c_copy(0, dst, src, 1000);
+    CHECK(ebtl_crc32c_copy(a, dst + 1000, src + 1000, 5000) == ebtl_crc32c(0, src, 6000));
+    CHECK(ebtl_crc32c_copy(0, NULL, NULL, 0) == 0);
+    CHECK(ebtl_crc32c_copy(0, dst, "123456789", 9) == 0xE3069283u);
+    CHECK(checked > 3 * 301 * 64);
+    free(src);
+    free(dst);
+}
+
 static void impl_name(void)
 {
     const char *impl = ebtl_crc32c_impl();
@@ -219,6 +295,7 @@ int main(int argc, char **argv)
     RUN("crc32c", block_boundaries);
     RUN("crc32c", chaining);
     RUN("crc32c", iov);
+    RUN("crc32c", copy_matches_crc);
     RUN("crc32c", impl_name);
     return UNIT_RESULT();
 }

@@ -24,9 +24,20 @@ static uint64_t rnd(void)
     return z ^ (z >> 31);
 }
 
+/* What esp_proto_input checks of a datagram's integrity: it parses, its
+ * head CRC matches, and so does its payload CRC when it has one. */
+static bool crc_ok(const uint8_t *buf, size_t len)
+{
+    esp_parsed_t d;
+    return esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK && esp_hdr_head_ok(buf, &d)
+           && esp_hdr_payload_ok(&d);
+}
+
 /* A valid datagram of `type` with random fields and `plen` payload bytes,
- * sealed with a CRC. Returns its length; *hdr and *ext get what was encoded. */
-static size_t make_dgram(uint8_t type, size_t plen, uint8_t *out, esp_hdr_t *hdr, void *ext)
+ * sealed (with the payload CRC when full). Returns its length; *hdr and
+ * *ext get what was encoded. */
+static size_t make_dgram_crc(uint8_t type, size_t plen, uint8_t *out, esp_hdr_t *hdr, void *ext,
+                             bool full)
 {
     esp_hdr_t h;
     memset(&h, 0, sizeof(h));
@@ -86,13 +97,16 @@ static size_t make_dgram(uint8_t type, size_t plen, uint8_t *out, esp_hdr_t *hdr
         break;
     }
     h.len = (uint16_t) plen;
-    size_t hl = esp_hdr_encode(&h, &x, out);
+    uint8_t payload[MAXDG];
     for (size_t i = 0; i < plen; i++) {
-        out[hl + i] = (uint8_t) rnd();
+        payload[i] = (uint8_t) rnd();
     }
-    struct iovec pl = {out + hl, plen};
-    esp_hdr_seal(out, hl, &pl, plen > 0);
-    h.flags |= ESP_F_CRC;
+    struct iovec pl = {payload, plen};
+    size_t hl = esp_hdr_seal(out, esp_hdr_encode(&h, &x, out), &pl, 1, full);
+    memcpy(out + hl, payload, plen);
+    if (full && plen > ESP_HEAD_PAYLOAD) {
+        h.flags |= ESP_F_CRC;
+    }
     if (hdr != NULL) {
         *hdr = h;
     }
@@ -100,6 +114,11 @@ static size_t make_dgram(uint8_t type, size_t plen, uint8_t *out, esp_hdr_t *hdr
         memcpy(ext, &x, sizeof(x));
     }
     return hl + plen;
+}
+
+static size_t make_dgram(uint8_t type, size_t plen, uint8_t *out, esp_hdr_t *hdr, void *ext)
+{
+    return make_dgram_crc(type, plen, out, hdr, ext, true);
 }
 
 static const uint8_t all_types[] = {ESP_T_HELLO, ESP_T_HELLO_ACK, ESP_T_FRAG, ESP_T_CHUNK,
@@ -120,7 +139,7 @@ static void round_trip(void)
             size_t len = make_dgram(all_types[t], plen, buf, &h, &x);
             esp_parsed_t d;
             CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK);
-            CHECK(esp_hdr_crc_ok(buf, len));
+            CHECK(esp_hdr_head_ok(buf, &d) && esp_hdr_payload_ok(&d));
             CHECK(d.h.version == ESP_WIRE_VERSION && d.h.type == h.type);
             CHECK(d.h.flags == h.flags && d.h.tag == h.tag && d.h.token == h.token);
             CHECK(d.h.seq == h.seq && d.h.ack == h.ack && d.h.sack == h.sack);
@@ -129,7 +148,9 @@ static void round_trip(void)
             CHECK(d.payload == buf + len - h.len);
             CHECK(d.payload_len + esp_hdr_space(h.type)
                       + ((h.type == ESP_T_HELLO || h.type == ESP_T_HELLO_ACK) ? 48 : 0)
+                      + (d.payload_len > ESP_HEAD_PAYLOAD ? ESP_CRC_EXT_LEN : 0)
                   == len);
+            CHECK(((d.h.flags & ESP_F_CRC) != 0) == (d.payload_len > ESP_HEAD_PAYLOAD));
             switch (h.type) {
             case ESP_T_HELLO:
             case ESP_T_HELLO_ACK:
@@ -145,12 +166,12 @@ static void round_trip(void)
         }
     }
     /* Big-endian on the wire. */
-    esp_hdr_t h = {.version = 1, .type = ESP_T_FRAG, .tag = 7, .token = 0x0102030405060708ull,
-                   .seq = 0x11223344, .ack = 0x55667788, .sack = 0x99aabbcc, .wnd = 0xddee,
-                   .len = 0x0102};
+    esp_hdr_t h = {.version = ESP_WIRE_VERSION, .type = ESP_T_FRAG, .tag = 7,
+                   .token = 0x0102030405060708ull, .seq = 0x11223344, .ack = 0x55667788,
+                   .sack = 0x99aabbcc, .wnd = 0xddee, .len = 0x0102};
     uint8_t b[64];
     CHECK(esp_hdr_encode(&h, NULL, b) == 32);
-    CHECK(b[0] == 1 && b[1] == ESP_T_FRAG && b[3] == 7);
+    CHECK(b[0] == ESP_WIRE_VERSION && b[1] == ESP_T_FRAG && b[3] == 7);
     CHECK(b[8] == 0x01 && b[15] == 0x08 && b[16] == 0x11 && b[19] == 0x44);
     CHECK(b[20] == 0x55 && b[24] == 0x99 && b[28] == 0xdd && b[30] == 0x01 && b[31] == 0x02);
     CHECK(b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] == 0);
@@ -177,8 +198,7 @@ static void truncation_rejected(void)
         for (size_t cut = 0; cut <= len; cut++) {
             uint8_t *copy = malloc(cut ? cut : 1);
             memcpy(copy, buf, cut);
-            (void) esp_hdr_parse(copy, cut, &d);
-            (void) esp_hdr_crc_ok(copy, cut);
+            (void) crc_ok(copy, cut);
             free(copy);
         }
     }
@@ -270,7 +290,7 @@ static void unknown_fields_rejected(void)
     esp_hdr_encode(&h, &hello, buf);
     CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK);
 
-    esp_hdr_t a = {.version = 1, .type = ESP_T_ACK, .token = 3, .ack = 5};
+    esp_hdr_t a = {.version = ESP_WIRE_VERSION, .type = ESP_T_ACK, .token = 3, .ack = 5};
     esp_hdr_encode(&a, NULL, buf);
     CHECK(esp_hdr_parse(buf, 32, &d) == ESP_PARSE_OK);
     a.seq = 1;
@@ -286,7 +306,7 @@ static void chunk_bounds(void)
 {
     uint8_t buf[MAXDG];
     esp_parsed_t d;
-    esp_hdr_t h = {.version = 1, .type = ESP_T_CHUNK, .token = 1, .seq = 1, .len = 100};
+    esp_hdr_t h = {.version = ESP_WIRE_VERSION, .type = ESP_T_CHUNK, .token = 1, .seq = 1, .len = 100};
     struct {
         uint32_t off, flen;
         bool ok;
@@ -319,7 +339,7 @@ static void put_bounds(void)
 {
     uint8_t buf[MAXDG];
     esp_parsed_t d;
-    esp_hdr_t h = {.version = 1, .type = ESP_T_PUT, .token = 1, .seq = 1, .len = 100};
+    esp_hdr_t h = {.version = ESP_WIRE_VERSION, .type = ESP_T_PUT, .token = 1, .seq = 1, .len = 100};
     struct {
         uint64_t addr;
         bool ok;
@@ -343,70 +363,149 @@ static void put_bounds(void)
     CHECK(esp_hdr_parse(buf, hl, &d) == ESP_PARSE_MALFORMED);
 }
 
+/* Every single-bit flip, and random 2-bit and up-to-8-bit flips, of a
+ * datagram are caught: by the head CRC, the payload CRC, or by parsing
+ * (a flag or length that no longer fits). Small datagrams are all head;
+ * the large ones carry the payload CRC, and with full off only their head
+ * is covered. */
+static unsigned flips_missed(uint8_t *buf, size_t len, size_t from, size_t to)
+{
+    unsigned missed = 0;
+    for (size_t bit = from * 8; bit < to * 8; bit++) {
+        buf[bit / 8] ^= (uint8_t) (1u << (bit % 8));
+        missed += crc_ok(buf, len);
+        buf[bit / 8] ^= (uint8_t) (1u << (bit % 8));
+    }
+    for (int rep = 0; rep < 2000; rep++) {
+        size_t b1 = from * 8 + rnd() % ((to - from) * 8), b2 = from * 8 + rnd() % ((to - from) * 8);
+        if (b1 == b2) {
+            continue;
+        }
+        buf[b1 / 8] ^= (uint8_t) (1u << (b1 % 8));
+        buf[b2 / 8] ^= (uint8_t) (1u << (b2 % 8));
+        missed += crc_ok(buf, len);
+        buf[b1 / 8] ^= (uint8_t) (1u << (b1 % 8));
+        buf[b2 / 8] ^= (uint8_t) (1u << (b2 % 8));
+    }
+    /* one byte xored with 1..255, as the fault layer and a replay do */
+    for (int rep = 0; rep < 2000; rep++) {
+        size_t at = from + rnd() % (to - from);
+        uint8_t x = (uint8_t) (1 + rnd() % 255);
+        buf[at] ^= x;
+        missed += crc_ok(buf, len);
+        buf[at] ^= x;
+    }
+    return missed;
+}
+
 static void crc_detects_bit_flips(void)
 {
     for (size_t t = 0; t < sizeof(all_types); t++) {
-        uint8_t buf[MAXDG];
-        size_t plen = all_types[t] == ESP_T_CHUNK || all_types[t] == ESP_T_PUT ? 52 : 68;
-        size_t len = make_dgram(all_types[t], plen, buf, NULL, NULL);
-        if (all_types[t] == ESP_T_FRAG || all_types[t] == ESP_T_CHUNK || all_types[t] == ESP_T_PUT) {
-            CHECK(len == 100);
-        }
-        CHECK(esp_hdr_crc_ok(buf, len));
-        unsigned missed = 0;
-        for (size_t bit = 0; bit < len * 8; bit++) {
-            buf[bit / 8] ^= (uint8_t) (1u << (bit % 8));
-            missed += esp_hdr_crc_ok(buf, len);
-            buf[bit / 8] ^= (uint8_t) (1u << (bit % 8));
-        }
-        CHECK(missed == 0);
-        /* Two-bit flips too (CRC-32C catches all of them at this size). */
-        for (int rep = 0; rep < 2000; rep++) {
-            size_t b1 = rnd() % (len * 8), b2 = rnd() % (len * 8);
-            if (b1 == b2) {
+        for (int big = 0; big < 2; big++) {
+            uint8_t buf[MAXDG];
+            bool data = all_types[t] == ESP_T_FRAG || all_types[t] == ESP_T_CHUNK
+                        || all_types[t] == ESP_T_PUT;
+            if (big && !data) {
                 continue;
             }
-            buf[b1 / 8] ^= (uint8_t) (1u << (b1 % 8));
-            buf[b2 / 8] ^= (uint8_t) (1u << (b2 % 8));
-            missed += esp_hdr_crc_ok(buf, len);
-            buf[b1 / 8] ^= (uint8_t) (1u << (b1 % 8));
-            buf[b2 / 8] ^= (uint8_t) (1u << (b2 % 8));
+            size_t plen = big ? 1400 : all_types[t] == ESP_T_CHUNK || all_types[t] == ESP_T_PUT ? 52 : 68;
+            size_t len = make_dgram(all_types[t], plen, buf, NULL, NULL);
+            if (data && !big) {
+                CHECK(len == 100);
+            }
+            CHECK(crc_ok(buf, len));
+            CHECK(flips_missed(buf, len, 0, len) == 0);
+            CHECK(crc_ok(buf, len));
+            /* Truncation or extension is caught too. */
+            CHECK(!crc_ok(buf, len - 1));
+            CHECK(!crc_ok(buf, 7));
         }
-        CHECK(missed == 0);
-        CHECK(esp_hdr_crc_ok(buf, len));
-        /* Truncation or extension changes the CRC too. */
-        CHECK(!esp_hdr_crc_ok(buf, len - 1));
-        CHECK(!esp_hdr_crc_ok(buf, 7));
     }
+    /* Full checksums off: the head (header and the first ESP_HEAD_PAYLOAD
+     * payload bytes) is still covered, and only that. */
+    uint8_t buf[MAXDG];
+    size_t len = make_dgram_crc(ESP_T_FRAG, 1400, buf, NULL, NULL, false);
+    CHECK(len == ESP_HDR_LEN + 1400 && !(buf[2] & ESP_F_CRC));
+    CHECK(crc_ok(buf, len));
+    CHECK(flips_missed(buf, len, 0, ESP_HDR_LEN + ESP_HEAD_PAYLOAD) == 0);
+    buf[ESP_HDR_LEN + ESP_HEAD_PAYLOAD] ^= 1;
+    CHECK(crc_ok(buf, len));
 }
 
-/* Sealing over payload pieces equals sealing over the contiguous bytes,
- * and the seal sets the CRC flag. */
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
+}
+
+/* Sealing over payload pieces equals sealing over the contiguous bytes; the
+ * head CRC and the payload CRC cover what the wire format says. */
 static void seal_gathers_pieces(void)
 {
-    uint8_t a[MAXDG], b[MAXDG];
-    esp_hdr_t h = {.version = 1, .type = ESP_T_FRAG, .token = 77, .seq = 5, .len = 300};
-    size_t hl = esp_hdr_encode(&h, NULL, a);
-    for (int i = 0; i < 300; i++) {
-        a[hl + i] = (uint8_t) rnd();
+    enum { PLEN = 300 };
+    uint8_t a[MAXDG], b[MAXDG], pl[PLEN];
+    esp_hdr_t h = {.version = ESP_WIRE_VERSION, .type = ESP_T_FRAG, .token = 77, .seq = 5,
+                   .len = PLEN};
+    for (int i = 0; i < PLEN; i++) {
+        pl[i] = (uint8_t) rnd();
     }
-    memcpy(b, a, hl + 300);
-    struct iovec one = {a + hl, 300};
-    esp_hdr_seal(a, hl, &one, 1);
-    struct iovec three[3] = {{b + hl, 1}, {b + hl + 1, 200}, {b + hl + 201, 99}};
-    esp_hdr_seal(b, hl, three, 3);
-    CHECK(memcmp(a, b, hl + 300) == 0);
+    struct iovec one = {pl, PLEN};
+    struct iovec three[3] = {{pl, 1}, {pl + 1, 200}, {pl + 201, PLEN - 201}};
+    size_t hl = esp_hdr_seal(a, esp_hdr_encode(&h, NULL, a), &one, 1, true);
+    CHECK(hl == ESP_HDR_LEN + ESP_CRC_EXT_LEN);
+    CHECK(esp_hdr_seal(b, esp_hdr_encode(&h, NULL, b), three, 3, true) == hl);
+    CHECK(memcmp(a, b, hl) == 0);
     CHECK(a[2] & ESP_F_CRC);
-    CHECK(esp_hdr_crc_ok(a, hl + 300));
-    /* The CRC is that of the datagram with the field zeroed. */
+    memcpy(a + hl, pl, PLEN);
+    CHECK(crc_ok(a, hl + PLEN));
+    /* The payload CRC: the bytes beyond the head; then 4 zero bytes. */
+    CHECK(be32(a + ESP_HDR_LEN) == ebtl_crc32c(0, pl + ESP_HEAD_PAYLOAD, PLEN - ESP_HEAD_PAYLOAD));
+    CHECK(be32(a + ESP_HDR_LEN + 4) == 0);
+    /* The head CRC: header and CRC extension with the field zeroed, then
+     * the first ESP_HEAD_PAYLOAD payload bytes. */
     uint8_t z[MAXDG];
-    memcpy(z, a, hl + 300);
+    memcpy(z, a, hl + ESP_HEAD_PAYLOAD);
     z[4] = z[5] = z[6] = z[7] = 0;
-    uint32_t crc = ebtl_crc32c(0, z, hl + 300);
-    CHECK(((uint32_t) a[4] << 24 | (uint32_t) a[5] << 16 | (uint32_t) a[6] << 8 | a[7]) == crc);
+    CHECK(be32(a + 4) == ebtl_crc32c(0, z, hl + ESP_HEAD_PAYLOAD));
     /* Sealing twice gives the same result (the old CRC is not covered). */
-    esp_hdr_seal(a, hl, &one, 1);
-    CHECK(memcmp(a, b, hl + 300) == 0);
+    esp_hdr_seal(a, ESP_HDR_LEN, &one, 1, true);
+    CHECK(memcmp(a, b, hl) == 0);
+    /* Not full, or a payload the head covers whole: no extension, no flag. */
+    CHECK(esp_hdr_seal(a, esp_hdr_encode(&h, NULL, a), &one, 1, false) == ESP_HDR_LEN);
+    CHECK(!(a[2] & ESP_F_CRC));
+    h.len = ESP_HEAD_PAYLOAD;
+    struct iovec head = {pl, ESP_HEAD_PAYLOAD};
+    CHECK(esp_hdr_seal(a, esp_hdr_encode(&h, NULL, a), &head, 1, true) == ESP_HDR_LEN);
+    CHECK(!(a[2] & ESP_F_CRC));
+    memcpy(a + ESP_HDR_LEN, pl, ESP_HEAD_PAYLOAD);
+    CHECK(crc_ok(a, ESP_HDR_LEN + ESP_HEAD_PAYLOAD));
+    /* Flag CRC on a payload the head covers is refused. */
+    a[2] |= ESP_F_CRC;
+    esp_parsed_t d;
+    CHECK(esp_hdr_parse(a, ESP_HDR_LEN + ESP_HEAD_PAYLOAD, &d) == ESP_PARSE_MALFORMED);
+}
+
+/* esp_hdr_payload_copy copies every byte, and tells a good payload from a
+ * bad one, with and without the payload CRC. */
+static void payload_copy(void)
+{
+    for (int full = 0; full < 2; full++) {
+        for (size_t plen = 1; plen <= 1500; plen += plen < 140 ? 1 : 97) {
+            uint8_t buf[MAXDG], dst[MAXDG + 2];
+            size_t len = make_dgram_crc(ESP_T_PUT, plen, buf, NULL, NULL, full);
+            esp_parsed_t d;
+            CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK);
+            memset(dst, 0xee, sizeof(dst));
+            CHECK(esp_hdr_payload_copy(dst + 1, &d));
+            CHECK(memcmp(dst + 1, d.payload, plen) == 0);
+            CHECK(dst[0] == 0xee && dst[plen + 1] == 0xee);
+            if (full && plen > ESP_HEAD_PAYLOAD) {
+                buf[len - 1] ^= 0x10;   /* the last payload byte */
+                CHECK(!esp_hdr_payload_copy(dst + 1, &d));
+                CHECK(!esp_hdr_payload_ok(&d));
+                CHECK(dst[plen] == buf[len - 1]);   /* copied all the same */
+            }
+        }
+    }
 }
 
 static void seq_compare_wraps(void)
@@ -429,6 +528,7 @@ int main(int argc, char **argv)
     RUN("hdr", put_bounds);
     RUN("hdr", crc_detects_bit_flips);
     RUN("hdr", seal_gathers_pieces);
+    RUN("hdr", payload_copy);
     RUN("hdr", seq_compare_wraps);
     return UNIT_RESULT();
 }
