@@ -2,10 +2,12 @@
  * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
  * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
  */
-/* Rank 0 streams messages (64 KiB, or the size given after the seconds) to
- * rank 1 for the seconds given, 16 in flight, and rank 1 checks every byte.
- * Each rank first prints "pid RANK PID", so test/esp/deadpeer can stop one
- * of them mid-stream. */
+/* Rank 0 streams messages to rank 1 for the seconds given, 16 in flight,
+ * and rank 1 checks every byte (and every length). Each rank first prints
+ * "pid RANK PID", so test/esp/deadpeer can stop one of them mid-stream.
+ *
+ *   stream [SECONDS [SIZE[,SIZE...]]]   message n has the (n mod count)-th
+ *                                       size (default one size: 64 KiB) */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #define DEPTH 16
+#define MAX_SIZES 16
 
 static unsigned char pattern(long msg, size_t i)
 {
@@ -23,12 +26,25 @@ static unsigned char pattern(long msg, size_t i)
 int main(int argc, char **argv)
 {
     double seconds = argc > 1 ? atof(argv[1]) : 5.0;
-    size_t msg = argc > 2 ? (size_t) atol(argv[2]) : 64 * 1024;
+    const char *list = argc > 2 ? argv[2] : "65536";
+    size_t sizes[MAX_SIZES], nsizes = 0, max = 0;
+    int bad = 0;
+    for (const char *s = list; *s != '\0' && !bad;) {
+        char *end;
+        unsigned long v = strtoul(s, &end, 10);
+        bad = end == s || v == 0 || v > (64u << 20) || nsizes == MAX_SIZES
+              || (*end != ',' && *end != '\0');
+        if (!bad) {
+            sizes[nsizes++] = v;
+            max = v > max ? v : max;
+            s = *end == ',' ? end + 1 : end;
+        }
+    }
     int rank, size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2 || msg == 0 || msg > (64u << 20)) {
+    if (size != 2 || bad || nsizes == 0) {
         if (rank == 0) fprintf(stderr, "stream: needs exactly 2 ranks and 1 B .. 64 MiB messages\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -36,8 +52,9 @@ int main(int argc, char **argv)
     fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);
 
-    unsigned char *buf = malloc((size_t) DEPTH * msg);
+    unsigned char *buf = malloc((size_t) DEPTH * max);
     MPI_Request req[DEPTH];
+    MPI_Status st[DEPTH];
     long n = 0, done = 0;
     double end = MPI_Wtime() + seconds;
     if (rank == 0) {
@@ -48,9 +65,10 @@ int main(int argc, char **argv)
             MPI_Send(&more, 1, MPI_LONG, 1, 1, MPI_COMM_WORLD);
             if (more == 0) break;
             for (int k = 0; k < DEPTH; k++, n++) {
-                unsigned char *b = buf + (size_t) k * msg;
-                for (size_t i = 0; i < msg; i++) b[i] = pattern(n, i);
-                MPI_Isend(b, msg, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &req[k]);
+                unsigned char *b = buf + (size_t) k * max;
+                size_t len = sizes[n % nsizes];
+                for (size_t i = 0; i < len; i++) b[i] = pattern(n, i);
+                MPI_Isend(b, (int) len, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &req[k]);
             }
             MPI_Waitall(DEPTH, req, MPI_STATUSES_IGNORE);
         }
@@ -60,12 +78,19 @@ int main(int argc, char **argv)
             MPI_Recv(&more, 1, MPI_LONG, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             if (more == 0) break;
             for (int k = 0; k < DEPTH; k++) {
-                MPI_Irecv(buf + (size_t) k * msg, msg, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &req[k]);
+                MPI_Irecv(buf + (size_t) k * max, (int) max, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &req[k]);
             }
-            MPI_Waitall(DEPTH, req, MPI_STATUSES_IGNORE);
+            MPI_Waitall(DEPTH, req, st);
             for (int k = 0; k < DEPTH; k++, n++) {
-                const unsigned char *b = buf + (size_t) k * msg;
-                for (size_t i = 0; i < msg; i++) {
+                const unsigned char *b = buf + (size_t) k * max;
+                size_t len = sizes[n % nsizes];
+                int got;
+                MPI_Get_count(&st[k], MPI_BYTE, &got);
+                if ((size_t) got != len) {
+                    fprintf(stderr, "stream: message %ld has %d bytes, not %zu\n", n, got, len);
+                    MPI_Abort(MPI_COMM_WORLD, 3);
+                }
+                for (size_t i = 0; i < len; i++) {
                     if (b[i] != pattern(n, i)) {
                         fprintf(stderr, "stream: MISMATCH in message %ld at byte %zu\n", n, i);
                         MPI_Abort(MPI_COMM_WORLD, 3);
@@ -74,7 +99,7 @@ int main(int argc, char **argv)
             }
         }
         done = n;
-        printf("stream: %ld messages of %zu bytes ok\n", done, msg);
+        printf("stream: %ld messages of %s bytes ok\n", done, list);
     }
     free(buf);
     MPI_Finalize();
