@@ -37,7 +37,8 @@ typedef struct esp_seg {
     uint8_t resent;                /* why it was last sent again: ESP_RESENT_* */
     bool sacked;
     uint16_t xmits;
-    uint64_t sent_ns;
+    uint64_t sent_ns;              /* the latest transmission */
+    uint64_t first_sent_ns;        /* the first */
     union {
         esp_chunk_ext_t chunk;
         esp_put_ext_t put;

@@ -228,6 +228,9 @@ static void seg_transmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
     esp_transmit(c, &h, &s->ext, pl, n, seg_channel(c, s));
     s->xmits++;
     s->sent_ns = now;
+    if (s->xmits == 1) {
+        s->first_sent_ns = now;
+    }
     uint64_t due = now + seg_rto(c, s->xmits);
     if (tail_probe_due(c, s) < due) {
         due = tail_probe_due(c, s);
@@ -568,16 +571,17 @@ static bool sent_before_rack(const esp_conn_t *c, const esp_seg_t *s, int ch)
 static void rack_note(esp_conn_t *c, const esp_seg_t *s, uint64_t now)
 {
     /* A resent segment's ACK may answer either copy (both may have waited
-     * in the same queue), so its send time says nothing: the resend's own
-     * loss is left to the timer. */
-    if (s->xmits > 1) {
-        return;
-    }
+     * in the same queue): its first send is the time it surely went after,
+     * so only what was sent before that counts as overtaken. That still
+     * lets a tail probe's answer show the segments before it lost. */
     int ch = seg_channel(c, s);
-    if (!sent_before_rack(c, s, ch)) {
-        c->rack_sent_ns[ch] = s->sent_ns;
+    if (s->first_sent_ns > c->rack_sent_ns[ch]
+        || (s->first_sent_ns == c->rack_sent_ns[ch] && esp_seq_gt(s->seq, c->rack_seq[ch]))) {
+        c->rack_sent_ns[ch] = s->first_sent_ns;
         c->rack_seq[ch] = s->seq;
-        c->rack_rtt_ns = now - s->sent_ns;
+        if (s->xmits == 1) {
+            c->rack_rtt_ns = now - s->sent_ns;
+        }
     }
 }
 
@@ -756,22 +760,6 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
 
 /* ------------------------------------------------------- retransmission */
 
-/* The segment a timeout may resend: the oldest not sacked, or the oldest
- * when all are (its ACK was lost). Only one at a time: when the path
- * stalled rather than lost, one resend is all it costs, and when the
- * segments were lost, the ACK of this one reports the rest by order. */
-static const esp_seg_t *oldest_unreported(const esp_conn_t *c)
-{
-    const esp_seg_t *first = c->sring[c->snd_una & (c->scap - 1)];
-    for (uint32_t q = c->snd_una; q != c->snd_nxt && q - c->snd_una <= ESP_SACK_BITS; q++) {
-        const esp_seg_t *s = c->sring[q & (c->scap - 1)];
-        if (s != NULL && !s->sacked) {
-            return s;
-        }
-    }
-    return first;
-}
-
 void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
 {
     esp_conn_t *c = s->conn;
@@ -813,7 +801,7 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
         esp_hotel_checkin(&p->hotel, &s->room, from + rto);
         return;
     }
-    if (s != oldest_unreported(c)) {
+    if (s->seq - c->snd_una > ESP_SACK_BITS || (s->sacked && s->seq != c->snd_una)) {
         esp_hotel_checkin(&p->hotel, &s->room, now + rto);
         return;
     }
