@@ -119,5 +119,8 @@ void esp_stats_report(mca_btl_esp_module_t *m);
 /* Take the module lock (a no-op unless MPI_THREAD_MULTIPLE). */
 #define ESP_LOCK(m) OPAL_THREAD_LOCK(&(m)->base.lock)
 #define ESP_UNLOCK(m) OPAL_THREAD_UNLOCK(&(m)->base.lock)
+/* Bytes queued for one peer and not yet sent beyond which a send runs the
+ * engine's timers itself (a hundred 64 KiB eager messages and more). */
+#define ESP_SEND_BACKLOG_MAX (8u << 20)
 
 #endif

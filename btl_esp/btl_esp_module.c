@@ -248,7 +248,15 @@ static int esp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         f->super.pml_owns = false;
     }
     ESP_LOCK(m);
-    int rc = esp_proto_send(m->proto, ep->peer, msg, ebtl_dgram_now_ns());
+    uint64_t now = ebtl_dgram_now_ns();
+    /* ob1 counts a send done once we own a copy of its bytes: a sender
+     * flooding a peer that stopped reading may never wait in progress,
+     * where the timers run that notice a failed peer. With a backlog, the
+     * send runs them. */
+    if (esp_proto_backlog(m->proto, ep->peer) >= ESP_SEND_BACKLOG_MAX) {
+        esp_proto_tick(m->proto, now);
+    }
+    int rc = esp_proto_send(m->proto, ep->peer, msg, now);
     ebtl_dgram_txq_flush(&m->txq);
     /* Still under the lock: another thread's progress may complete the
      * descriptor as soon as we let go. */
@@ -325,7 +333,15 @@ static int esp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoi
     f->super.held = true;
     f->super.pml_owns = false;
     ESP_LOCK(m);
-    int rc = esp_proto_send(m->proto, ep->peer, msg, ebtl_dgram_now_ns());
+    uint64_t now = ebtl_dgram_now_ns();
+    /* ob1 counts a send done once we own a copy of its bytes: a sender
+     * flooding a peer that stopped reading may never wait in progress,
+     * where the timers run that notice a failed peer. With a backlog, the
+     * send runs them. */
+    if (esp_proto_backlog(m->proto, ep->peer) >= ESP_SEND_BACKLOG_MAX) {
+        esp_proto_tick(m->proto, now);
+    }
+    int rc = esp_proto_send(m->proto, ep->peer, msg, now);
     ebtl_dgram_txq_flush(&m->txq);
     ESP_UNLOCK(m);
     if (rc != 0) {

@@ -484,6 +484,7 @@ int esp_proto_send(esp_proto_t *p, uint32_t peer, esp_msg_t *msg, uint64_t now)
         return -1;
     }
     msg->len = len;
+    c->sendq_bytes += len;
     msg->queued = 0;
     msg->segs_out = 0;
     msg->next = NULL;
@@ -502,6 +503,12 @@ int esp_proto_send(esp_proto_t *p, uint32_t peer, esp_msg_t *msg, uint64_t now)
     p->depth--;
     esp_flush_completions(p);
     return 0;
+}
+
+size_t esp_proto_backlog(const esp_proto_t *p, uint32_t peer)
+{
+    const esp_conn_t *c = esp_conn_get((esp_proto_t *) p, peer);
+    return c != NULL ? c->sendq_bytes : 0;
 }
 
 bool esp_proto_idle(const esp_proto_t *p)

@@ -160,6 +160,10 @@ int esp_proto_peer_checksum(esp_proto_t *p, uint32_t peer, bool on);
  * unknown or has failed. */
 int esp_proto_send(esp_proto_t *p, uint32_t peer, esp_msg_t *msg, uint64_t now);
 
+/* Bytes queued for peer and not yet cut into segments: what a caller that
+ * completes sends before they are acknowledged should bound. */
+size_t esp_proto_backlog(const esp_proto_t *p, uint32_t peer);
+
 /* Send a small fragment whose bytes are copied now (the caller may reuse
  * them at once). Returns 0, or -1 when it cannot go now (too big, window
  * full, not connected yet, or out of memory): use esp_proto_send. */

@@ -87,6 +87,7 @@ struct esp_conn {
 
     /* --- sending */
     esp_msg_t *sendq_head, *sendq_tail;  /* messages with bytes not yet cut */
+    size_t sendq_bytes;            /* ... those bytes */
     uint32_t snd_isn;              /* our first sequence number (told in the HELLO) */
     uint32_t snd_una, snd_nxt;     /* oldest unacknowledged, next to assign */
     esp_seg_t **sring;             /* in-flight segments by seq & (scap - 1) */

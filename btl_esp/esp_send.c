@@ -349,6 +349,7 @@ void esp_push(esp_conn_t *c, uint64_t now)
             s->tag = 0;
         }
         m->queued += piece;
+        c->sendq_bytes -= piece;
         m->segs_out++;
         if (m->queued == m->len) {
             c->sendq_head = m->next;
