@@ -207,17 +207,29 @@ static void shares_changed(esp_conn_t *c)
     }
 }
 
-/* A burst flag taking effect, in sequence order. */
+/* A burst flag taking effect, in sequence order. A one-segment burst (TXS
+ * and TXF together: a lone message) changes no share, and with no other
+ * sender active there is no one to tell: the common cases cost no walk
+ * over the peers. */
 static void note_activity(esp_conn_t *c, uint8_t flags)
 {
-    if ((flags & ESP_R_TXS) && !c->rx_active) {
+    bool was = c->rx_active;
+    if (flags & ESP_R_TXS) {
         c->rx_active = true;
-        c->p->active_senders++;
-        shares_changed(c);
     }
-    if ((flags & ESP_R_TXF) && c->rx_active) {
+    if (flags & ESP_R_TXF) {
         c->rx_active = false;
-        c->p->active_senders--;
+    }
+    if (c->rx_active == was) {
+        return;
+    }
+    esp_proto_t *p = c->p;
+    if (c->rx_active) {
+        p->active_senders++;
+    } else {
+        p->active_senders--;
+    }
+    if (p->active_senders > (c->rx_active ? 1u : 0u)) {
         shares_changed(c);
     }
 }

@@ -231,9 +231,9 @@ static void seg_transmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
     if (s->xmits == 1) {
         s->first_sent_ns = now;
     }
-    uint64_t due = now + seg_rto(c, s->xmits);
-    if (tail_probe_due(c, s) < due) {
-        due = tail_probe_due(c, s);
+    uint64_t due = now + seg_rto(c, s->xmits), probe = tail_probe_due(c, s);
+    if (probe < due) {
+        due = probe;
     }
     esp_hotel_checkin(&p->hotel, &s->room, due);
     p->stats.segs_tx++;
