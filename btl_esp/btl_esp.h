@@ -119,8 +119,15 @@ void esp_stats_report(mca_btl_esp_module_t *m);
 /* Take the module lock (a no-op unless MPI_THREAD_MULTIPLE). */
 #define ESP_LOCK(m) OPAL_THREAD_LOCK(&(m)->base.lock)
 #define ESP_UNLOCK(m) OPAL_THREAD_UNLOCK(&(m)->base.lock)
-/* Bytes queued for one peer and not yet sent beyond which a send runs the
- * engine's timers itself (a hundred 64 KiB eager messages and more). */
+/* Bytes queued for one peer and not yet sent beyond which a send of our
+ * own copy no longer completes at once for ob1, but when the peer
+ * acknowledges it: only progress reads the ACKs that let the queue move, and
+ * a sender whose sends all completed at once might never wait in progress
+ * (eager messages sent in a loop). The window and grant are full by then. */
+#define ESP_SEND_INLINE_MAX (1u << 20)
+/* ... and beyond which a send runs the engine's timers itself (a hundred
+ * 64 KiB eager messages and more), so that a peer that stopped answering is
+ * noticed even by a sender that never waits. */
 #define ESP_SEND_BACKLOG_MAX (8u << 20)
 
 #endif

@@ -238,22 +238,20 @@ static int esp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     }
     f->super.endpoint = ep;
     f->super.held = true;
-    msg->prompt_ack = !(des->des_segment_count == 1
-                        && (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP));
-    /* Our own copy of the bytes and ours to free: done for ob1 now; the
-     * engine keeps the descriptor until the peer acknowledges it. */
-    bool inline_done = des->des_segment_count == 1
-                       && (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
+    bool own_copy = des->des_segment_count == 1
+                    && (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
+    ESP_LOCK(m);
+    uint64_t now = ebtl_dgram_now_ns();
+    size_t backlog = esp_proto_backlog(m->proto, ep->peer);
+    /* Our own copy of the bytes and ours to free: done for ob1 now, unless
+     * the queue is long (ESP_SEND_INLINE_MAX); the engine keeps the
+     * descriptor until the peer acknowledges it. */
+    bool inline_done = own_copy && backlog < ESP_SEND_INLINE_MAX;
+    msg->prompt_ack = !inline_done;   /* ob1 waits for the ACK */
     if (inline_done) {
         f->super.pml_owns = false;
     }
-    ESP_LOCK(m);
-    uint64_t now = ebtl_dgram_now_ns();
-    /* ob1 counts a send done once we own a copy of its bytes: a sender
-     * flooding a peer that stopped reading may never wait in progress,
-     * where the timers run that notice a failed peer. With a backlog, the
-     * send runs them. */
-    if (esp_proto_backlog(m->proto, ep->peer) >= ESP_SEND_BACKLOG_MAX) {
+    if (backlog >= ESP_SEND_BACKLOG_MAX) {
         esp_proto_tick(m->proto, now);
     }
     int rc = esp_proto_send(m->proto, ep->peer, msg, now);
@@ -285,7 +283,11 @@ static int esp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
         }
         struct iovec one = {data, total};
         ESP_LOCK(m);
-        int rc = esp_proto_send_copy(m->proto, ep->peer, tag, &one, 1, ebtl_dgram_now_ns());
+        /* With a long queue, the descriptor path instead: its send completes
+         * at the peer's acknowledgement (esp_send). */
+        int rc = esp_proto_backlog(m->proto, ep->peer) >= ESP_SEND_INLINE_MAX
+                     ? -1
+                     : esp_proto_send_copy(m->proto, ep->peer, tag, &one, 1, ebtl_dgram_now_ns());
         ebtl_dgram_txq_flush(&m->txq);
         ESP_UNLOCK(m);
         if (rc == 0) {
@@ -334,10 +336,6 @@ static int esp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoi
     f->super.pml_owns = false;
     ESP_LOCK(m);
     uint64_t now = ebtl_dgram_now_ns();
-    /* ob1 counts a send done once we own a copy of its bytes: a sender
-     * flooding a peer that stopped reading may never wait in progress,
-     * where the timers run that notice a failed peer. With a backlog, the
-     * send runs them. */
     if (esp_proto_backlog(m->proto, ep->peer) >= ESP_SEND_BACKLOG_MAX) {
         esp_proto_tick(m->proto, now);
     }
