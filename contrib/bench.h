@@ -9,13 +9,22 @@
 #ifndef CONTRIB_BENCH_H
 #define CONTRIB_BENCH_H
 
+#include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 extern int rank, nprocs;
 extern int corrupt_once; /* -X: flip one received byte before the first check */
 
 /* Reports msg on stderr with the rank and aborts the job (exit status 2). */
 void die(const char *msg);
+
+/* Message msg from rank src: a pattern of both and the offset
+ * (bench_patterns.c). msg_check compares every byte and aborts the job
+ * with DATA MISMATCH naming the message; msg_check_count the length. */
+void msg_fill(void *buf, size_t size, int src, uint64_t msg);
+void msg_check(void *buf, size_t size, int src, uint64_t msg, const char *what);
+void msg_check_count(const MPI_Status *st, size_t size, const char *what);
 
 typedef struct bench_opts {
     const long *sizes;  /* message sizes, bytes */

@@ -67,7 +67,7 @@ static uint64_t msg_seed(int src, uint64_t msg)
     return x ^ (x >> 31);
 }
 
-static void fill(void *buf, size_t size, int src, uint64_t msg)
+void msg_fill(void *buf, size_t size, int src, uint64_t msg)
 {
     uint64_t *w = buf, v = msg_seed(src, msg);
     size_t n = size / 8;
@@ -119,7 +119,7 @@ static void report_bad(const unsigned char *p, size_t size, int src, uint64_t ms
 
 /* Every word compared (branch-free inside a block, so it runs near memory
  * speed); the report only when something differs. */
-static void check(void *buf, size_t size, int src, uint64_t msg, const char *what)
+void msg_check(void *buf, size_t size, int src, uint64_t msg, const char *what)
 {
     if (corrupt_once && size > 0) {
         corrupt_once = 0;
@@ -136,7 +136,7 @@ static void check(void *buf, size_t size, int src, uint64_t msg, const char *wha
         report_bad(buf, size, src, msg, what);
 }
 
-static void check_count(const MPI_Status *st, size_t size, const char *what)
+void msg_check_count(const MPI_Status *st, size_t size, const char *what)
 {
     int n = -1;
     MPI_Get_count(st, MPI_BYTE, &n);
@@ -221,9 +221,9 @@ static void incast_phase(size_t size, int w, double tmax, char *rbuf, char *sbuf
                 /* messages from one sender match in order, so receive j of
                  * the window holds message next_msg + j; checked now, while
                  * the rest of the window arrives */
-                check_count(&st[i], size, "incast");
-                check(rbuf + (size_t) idx[i] * size, size, s + 1, flows[s].next_msg + (uint64_t) j,
-                      "incast (rank 0)");
+                msg_check_count(&st[i], size, "incast");
+                msg_check(rbuf + (size_t) idx[i] * size, size, s + 1,
+                          flows[s].next_msg + (uint64_t) j, "incast (rank 0)");
                 if (--flows[s].pending > 0)
                     continue;
                 flows[s].next_msg += (uint64_t) w;
@@ -250,7 +250,7 @@ static void incast_phase(size_t size, int w, double tmax, char *rbuf, char *sbuf
         MPI_Barrier(MPI_COMM_WORLD);
         while (!stop) {
             for (int j = 0; j < w; j++) {
-                fill(sbuf + (size_t) j * size, size, rank, msg + (uint64_t) j);
+                msg_fill(sbuf + (size_t) j * size, size, rank, msg + (uint64_t) j);
                 MPI_Isend(sbuf + (size_t) j * size, (int) size, MPI_BYTE, 0, TAG_DATA,
                           MPI_COMM_WORLD, &req[j]);
             }
@@ -332,7 +332,7 @@ static void pairs_phase(size_t size, int w, double tmax, char *buf, MPI_Request 
         do {
             last = MPI_Wtime() - t0 >= tmax;
             for (int j = 0; j < w; j++) {
-                fill(buf + (size_t) j * size, size, rank, msg + (uint64_t) j);
+                msg_fill(buf + (size_t) j * size, size, rank, msg + (uint64_t) j);
                 MPI_Isend(buf + (size_t) j * size, (int) size, MPI_BYTE, dst,
                           last && j == w - 1 ? TAG_LAST : TAG_DATA, MPI_COMM_WORLD, &req[j]);
             }
@@ -357,10 +357,10 @@ static void pairs_phase(size_t size, int w, double tmax, char *buf, MPI_Request 
                     die("pairs: no receive left posted");
                 for (int i = 0; i < n; i++) {
                     int j = idx[i], tag = st[i].MPI_TAG;
-                    check_count(&st[i], size, "pairs");
+                    msg_check_count(&st[i], size, "pairs");
                     if (tag != TAG_DATA && !(tag == TAG_LAST && j == w - 1))
                         die("pairs: a message with an unexpected tag");
-                    check(buf + (size_t) j * size, size, src, msg + (uint64_t) j, "pairs");
+                    msg_check(buf + (size_t) j * size, size, src, msg + (uint64_t) j, "pairs");
                     last |= tag == TAG_LAST;
                 }
                 left -= n;
@@ -454,12 +454,12 @@ static void cg_iterations(size_t size, long iters, double compute_us, char *sbuf
     MPI_Status st[2];
     for (long it = 0; it < iters; it++) {
         /* the halo exchange of q = A p */
-        fill(sbuf, size, rank, (uint64_t) it);
+        msg_fill(sbuf, size, rank, (uint64_t) it);
         MPI_Irecv(rbuf, (int) size, MPI_BYTE, partner, TAG_DATA, MPI_COMM_WORLD, &req[0]);
         MPI_Isend(sbuf, (int) size, MPI_BYTE, partner, TAG_DATA, MPI_COMM_WORLD, &req[1]);
         MPI_Waitall(2, req, st);
-        check_count(&st[0], size, "cg");
-        check(rbuf, size, partner, (uint64_t) it, "cg");
+        msg_check_count(&st[0], size, "cg");
+        msg_check(rbuf, size, partner, (uint64_t) it, "cg");
         /* the local part of the product and the vector updates */
         if (compute_us > 0) {
             double until = MPI_Wtime() + compute_us * 1e-6;
