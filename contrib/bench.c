@@ -33,10 +33,13 @@
  *
  * Usage: bench [-s 1,4,16,...] [-w window] [-t seconds_per_measurement]
  *              [-l] (latency only) [-b] (bandwidth only)
+ *              [-g seconds [-k mark,...]] (bandwidth phase timed per message)
  *              [-p pingpong|incast|pairs|cg] [-n cg_iterations] [-c cg_compute_us]
  *              [-X] (flip one received byte: the check must fail; patterns only)
  * -p selects another traffic pattern, in bench_patterns.c, which says what
- * each measures and prints.
+ * each measures and prints.  -g replaces the bandwidth phase by one of that
+ * many seconds, every message timed and checked, with bytes counted between
+ * the -k marks (seconds): bench_failover.c, which says what it prints.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -49,6 +52,7 @@
 #include "bench.h"
 
 #define MAX_SIZES 64
+#define MAX_MARKS 64
 #define TAG_PING 1
 #define TAG_END 2
 #define TAG_BW 3
@@ -166,11 +170,33 @@ static int parse_sizes(const char *arg, long *sizes)
     return n;
 }
 
+/* -k: increasing seconds, above 0 */
+static int parse_marks(const char *arg, double *marks)
+{
+    int n = 0;
+    const char *p = arg;
+    for (;;) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (errno || end == p || n >= MAX_MARKS || !(v > 0 && v < 3600) ||
+            (n > 0 && v <= marks[n - 1]))
+            return -1;
+        marks[n++] = v;
+        if (*end == '\0')
+            return n;
+        if (*end != ',')
+            return -1;
+        p = end + 1;
+    }
+}
+
 int main(int argc, char **argv)
 {
     long sizes[MAX_SIZES];
-    int nsizes = 0, window = 64, do_lat = 1, do_bw = 1, opt;
-    double target = 0.2, compute_us = 0;
+    double marks[MAX_MARKS];
+    int nsizes = 0, nmarks = 0, window = 64, do_lat = 1, do_bw = 1, opt;
+    double target = 0.2, compute_us = 0, gap_secs = 0;
     long iters = 2000;
     const char *pattern = "pingpong";
 
@@ -178,7 +204,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 
-    while ((opt = getopt(argc, argv, "s:w:t:lbp:n:c:X")) != -1) {
+    while ((opt = getopt(argc, argv, "s:w:t:lbp:n:c:Xg:k:")) != -1) {
         switch (opt) {
         case 's':
             nsizes = parse_sizes(optarg, sizes);
@@ -217,11 +243,23 @@ int main(int argc, char **argv)
         case 'X':
             corrupt_once = 1;
             break;
+        case 'g':
+            gap_secs = atof(optarg);
+            if (!(gap_secs > 0 && gap_secs < 3600))
+                die("bad -g seconds");
+            break;
+        case 'k':
+            nmarks = parse_marks(optarg, marks);
+            if (nmarks <= 0)
+                die("bad -k marks (increasing seconds, comma-separated, at most 64)");
+            break;
         default:
-            die("usage: bench [-s sizes] [-w window] [-t seconds] [-l|-b] "
+            die("usage: bench [-s sizes] [-w window] [-t seconds] [-l|-b] [-g seconds [-k marks]] "
                 "[-p pingpong|incast|pairs|cg] [-n iterations] [-c compute_us] [-X]");
         }
     }
+    if (nmarks > 0 && gap_secs <= 0)
+        die("-k needs -g");
     if (strcmp(pattern, "pingpong") != 0) {
         bench_opts_t o = {sizes, nsizes, window, target, iters, compute_us};
         if (nsizes == 0)
@@ -298,7 +336,9 @@ int main(int argc, char **argv)
             lat_us = t * 1e6 / (2.0 * (double)lat_n);
         }
 
-        if (do_bw) {
+        if (do_bw && gap_secs > 0) {
+            bw = failover_bandwidth(size, window, gap_secs, marks, nmarks, &bw_n);
+        } else if (do_bw) {
             long warm = size >= (1u << 20) ? 1 : big ? 3 : 10;
             MPI_Barrier(MPI_COMM_WORLD);
             windows(sbuf, rbuf, size, window, req, st, warm, warm, 0, NULL);

@@ -3,7 +3,8 @@
  * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
  */
 /*
- * bench.h - what contrib/bench.c (options, ping-pong) and
+ * bench.h - what contrib/bench.c (options, ping-pong),
+ * contrib/bench_failover.c (its bandwidth phase timed per message) and
  * contrib/bench_patterns.c (incast, pairs, cg) share.
  */
 #ifndef CONTRIB_BENCH_H
@@ -34,6 +35,12 @@ typedef struct bench_opts {
     long iters;         /* iterations per size (cg) */
     double compute_us;  /* local compute per iteration (cg) */
 } bench_opts_t;
+
+/* The bandwidth phase of one size timed per message for seconds (bench -g),
+ * bytes counted between the marks (seconds from its start, increasing):
+ * contrib/bench_failover.c. Returns MB/s (rank 0) and sets *windows. */
+double failover_bandwidth(size_t size, int w, double seconds, const double *marks, int nmarks,
+                          long *windows);
 
 /* Each runs its pattern for every size and prints (rank 0) HOST, FLOW,
  * TOTAL or CG lines (contrib/bench_patterns.c says which). */
