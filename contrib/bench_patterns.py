@@ -178,6 +178,7 @@ class Pattern:
     the other one)."""
     name = ""
     host_counters = True   # read the hosts' TCP counters around each run
+    events = ()            # link events: the ping-pong's only
 
     def __init__(self, args, sizes, btls, np_):
         self.args, self.sizes, self.btls, self.np = args, sizes, btls, np_
@@ -206,6 +207,9 @@ class Pattern:
         for s, v in res.items():
             if s in self.samples[btl]:
                 self.samples[btl][s].append(v)
+
+    def failed(self, btl, rep, why):
+        """A run of btl failed (the driver reports it already)."""
 
     def retrans_note(self, shared):
         comp_units = "esp: segments, sctp: DATA chunks, tcp: the sender's host's TCP segments"
