@@ -77,6 +77,8 @@ typedef struct mca_btl_esp_component {
     size_t rcvbuf_bytes, sndbuf_bytes, rcv_budget_bytes, initial_burst_bytes, hold_budget_bytes;
     int tiny;
     int gso, gro;                /* UDP GSO on send, GRO on the data socket: 1 on, 0 off */
+    int max_paths;               /* ways to one peer at most (one per NIC of ours) */
+    int path_timeout_us, path_probe_us;
     int checksum;                /* 1 (or -1) every byte, 0 only each datagram's head */
     int port_min;
     int free_list_max;
@@ -99,8 +101,8 @@ int esp_wire_open(mca_btl_esp_module_t *m);
 void esp_wire_close(mca_btl_esp_module_t *m);
 int esp_wire_modex_send(mca_btl_esp_module_t *m);
 int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now);
-void esp_wire_transmit(void *ctx, uint32_t peer, enum esp_channel ch, const struct iovec *iov,
-                       int iovcnt);
+void esp_wire_transmit(void *ctx, uint32_t peer, unsigned path, enum esp_channel ch,
+                       const struct iovec *iov, int iovcnt);
 
 /* btl_esp_reg.c: registrations, PUT targets */
 struct mca_btl_base_registration_handle_t *esp_reg_register(struct mca_btl_base_module_t *btl,

@@ -85,6 +85,9 @@ static bool esp_params_valid(void)
            && range_param("btl_esp_checksum", c->checksum, -1, 1)
            && range_param("btl_esp_gso", c->gso, 0, 1)
            && range_param("btl_esp_gro", c->gro, 0, 1)
+           && range_param("btl_esp_max_paths", c->max_paths, 1, ESP_MAX_PATHS)
+           && range_param("btl_esp_path_timeout", c->path_timeout_us, 1000, 10000000)
+           && range_param("btl_esp_path_probe", c->path_probe_us, 1000, 10000000)
            && size_param("btl_esp_rcvbuf", c->rcvbuf, 64 << 10, 1ull << 30, &c->rcvbuf_bytes)
            && size_param("btl_esp_sndbuf", c->sndbuf, 64 << 10, 1ull << 30, &c->sndbuf_bytes)
            && size_param("btl_esp_rcv_budget", c->rcv_budget, 0, 1ull << 30, &c->rcv_budget_bytes)
@@ -181,6 +184,19 @@ static int esp_component_register(void)
             "1: ask for UDP GRO on the data socket, so that a burst from a GSO sender arrives "
             "as one read of up to 64 KiB (8 such receive buffers per socket); 0: one datagram "
             "per read"),
+        EBTL_PARAM_INT("max_paths", OPAL_INFO_LVL_4, &c->max_paths, ESP_MAX_PATHS,
+            "Ways to one peer used at once, at most: one per NIC of ours with an address of "
+            "the peer's on its subnet (btl_esp_if_include/exclude choose the NICs). Segments "
+            "go by every live path; a dead path's are resent by the others. 1: one path, "
+            "as a single-NIC run"),
+        EBTL_PARAM_INT("path_timeout", OPAL_INFO_LVL_5, &c->path_timeout_us,
+            (int) (d.path_timeout_ns / 1000),
+            "Microseconds a path may deliver nothing, while it has data out and another path "
+            "delivers, before it counts as dead (at least; 4 of its round trips when longer); "
+            "its data then goes again by the other paths"),
+        EBTL_PARAM_INT("path_probe", OPAL_INFO_LVL_5, &c->path_probe_us,
+            (int) (d.path_probe_ns / 1000),
+            "Microseconds between probes of a dead path; it is used again once it answers"),
         EBTL_PARAM_INT("checksum", OPAL_INFO_LVL_4, &c->checksum, 1,
             "CRC-32C over every byte of every datagram (folded into the receiver's copy where "
             "there is one); a corrupted datagram is dropped and counted. 1: on every path "

@@ -14,23 +14,23 @@ static void esp_endpoint_construct(mca_btl_esp_endpoint_t *ep)
     ep->module = NULL;
     ep->proc = NULL;
     ep->peer = 0;
-    ep->nic = 0;
+    ep->npaths = 0;
 }
 
 OBJ_CLASS_INSTANCE(mca_btl_esp_endpoint_t, opal_list_item_t, esp_endpoint_construct, NULL);
 
-int esp_endpoint_choose_path(const mca_btl_esp_module_t *m, const ebtl_modex_addr_t *addrs,
-                             int naddrs, bool same_host, size_t *nic)
+int esp_endpoint_choose_paths(const mca_btl_esp_module_t *m, const ebtl_modex_addr_t *addrs,
+                              int naddrs, bool same_host, size_t *nic, int *addr, int max)
 {
     /* The rule is common/'s; our NICs are those whose sockets opened. */
     ebtl_if_t *ifs = malloc(m->num_nics * sizeof(*ifs));
     if (ifs == NULL) {
-        return -1;
+        return 0;
     }
     for (size_t i = 0; i < m->num_nics; i++) {
         ifs[i] = m->nics[i].iface;
     }
-    int a = ebtl_modex_choose_path(ifs, m->num_nics, addrs, naddrs, same_host, nic);
+    int n = ebtl_modex_choose_paths(ifs, m->num_nics, addrs, naddrs, same_host, nic, addr, max);
     free(ifs);
-    return a;
+    return n;
 }

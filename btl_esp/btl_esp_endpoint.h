@@ -16,6 +16,7 @@
 
 #include "ebtl_dgram.h"
 #include "ebtl_modex.h"
+#include "esp_proto.h"
 
 struct mca_btl_esp_module;
 
@@ -25,19 +26,22 @@ struct mca_btl_base_endpoint_t {
     opal_proc_t *proc;
     uint32_t peer;                 /* number in the protocol engine */
     uint64_t id;                   /* job id << 32 | rank */
-    size_t nic;                    /* which of our NICs reaches it */
-    ebtl_sockaddr_t to[2];          /* its address, by channel */
+    unsigned npaths;               /* ways to it, each a path of the engine */
+    struct {
+        size_t nic;                /* which of our NICs */
+        ebtl_sockaddr_t to[2];     /* its address on that network, by channel */
+    } path[ESP_MAX_PATHS];
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_esp_endpoint_t;
 OBJ_CLASS_DECLARATION(mca_btl_esp_endpoint_t);
 
 /*
- * Choose the path to a peer from its published addresses: a NIC of ours on
- * the same subnet as one of its addresses; loopback only when the peer is on
- * this host. Returns the index into addrs, with *nic set, or -1 when no
- * NIC of ours can reach it.
+ * Choose the paths to a peer from its published addresses: each NIC of ours
+ * on the same subnet as one of its addresses (loopback alone, and only when
+ * the peer is on this host), at most max. Fills nic[] and addr[] (indexes
+ * into addrs); returns how many, 0 when no NIC of ours can reach it.
  */
-int esp_endpoint_choose_path(const struct mca_btl_esp_module *m, const ebtl_modex_addr_t *addrs,
-                             int naddrs, bool same_host, size_t *nic);
+int esp_endpoint_choose_paths(const struct mca_btl_esp_module *m, const ebtl_modex_addr_t *addrs,
+                              int naddrs, bool same_host, size_t *nic, int *addr, int max);
 
 #endif

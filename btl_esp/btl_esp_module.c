@@ -91,6 +91,8 @@ static void engine_config(mca_btl_esp_module_t *m, esp_proto_config_t *cfg)
     cfg->rcv_budget = c->rcv_budget_bytes ? c->rcv_budget_bytes : rcvbuf / 2;
     cfg->initial_burst = c->initial_burst_bytes;
     cfg->grant_delay_ns = (uint64_t) c->grant_delay_us * 1000;
+    cfg->path_timeout_ns = (uint64_t) c->path_timeout_us * 1000;
+    cfg->path_probe_ns = (uint64_t) c->path_probe_us * 1000;
     cfg->hold_budget = c->hold_budget_bytes;
     cfg->tiny = (size_t) c->tiny;
     cfg->checksum = c->checksum != 0;
@@ -157,10 +159,12 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
 {
     mca_btl_esp_module_t *m = (mca_btl_esp_module_t *) base;
     uint64_t id = ebtl_proc_id(proc->proc_name);
-    size_t nic = 0;
+    size_t nic[ESP_MAX_PATHS];
+    int addr[ESP_MAX_PATHS];
     bool same_host = OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags);
-    int a = esp_endpoint_choose_path(m, addrs, n, same_host, &nic);
-    if (a < 0) {
+    int npaths = esp_endpoint_choose_paths(m, addrs, n, same_host, nic, addr,
+                                           mca_btl_esp_component.max_paths);
+    if (npaths == 0) {
         EBTL_VERBOSE(10, "btl esp: no network of ours reaches rank %u", proc->proc_name.vpid);
         return OPAL_ERR_UNREACH;
     }
@@ -168,37 +172,48 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
     if (ep == NULL) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    int family = addrs[a].family == 4 ? AF_INET : AF_INET6;
-    ebtl_sockaddr_set(&ep->to[ESP_CH_DATA], family, addrs[a].addr, addrs[a].port);
-    ebtl_sockaddr_set(&ep->to[ESP_CH_PRIO], family, addrs[a].addr, addrs[a].port2);
+    /* The largest datagram every path's two interfaces carry whole. */
+    size_t max = SIZE_MAX;
+    unsigned via[ESP_MAX_PATHS];
+    for (int k = 0; k < npaths; k++) {
+        const ebtl_modex_addr_t *a = &addrs[addr[k]];
+        int family = a->family == 4 ? AF_INET : AF_INET6;
+        size_t ip_udp = family == AF_INET ? 28u : 48u;
+        ebtl_sockaddr_set(&ep->path[k].to[ESP_CH_DATA], family, a->addr, a->port);
+        ebtl_sockaddr_set(&ep->path[k].to[ESP_CH_PRIO], family, a->addr, a->port2);
+        ep->path[k].nic = nic[k];
+        via[k] = (unsigned) nic[k];
+        size_t ours = m->nics[nic[k]].sock[ESP_CH_DATA].max_payload;
+        size_t theirs = a->mtu > ip_udp ? a->mtu - ip_udp : 0;
+        max = ours < max ? ours : max;
+        max = theirs < max ? theirs : max;
+    }
+    ep->npaths = (unsigned) npaths;
     ep->module = m;
     ep->proc = proc;
     ep->id = id;
-    ep->nic = nic;
     ep->peer = m->num_peers;
-    /* The largest datagram both ends' interfaces carry whole. */
-    size_t max = m->nics[nic].sock[ESP_CH_DATA].max_payload;
-    size_t peer_max = addrs[a].mtu > (family == AF_INET ? 28u : 48u)
-                          ? addrs[a].mtu - (family == AF_INET ? 28u : 48u) : 0;
-    if (peer_max < max) {
-        max = peer_max;
-    }
     if (esp_proto_add_peer(m->proto, ep->peer, id, epoch, max) != 0) {
         EBTL_SHOW_HELP("peer-datagram-too-small", (unsigned) proc->proc_name.vpid, max,
                        ebtl_help_host(), proc->proc_hostname ? proc->proc_hostname : "?");
         OBJ_RELEASE(ep);
         return OPAL_ERR_UNREACH;
     }
+    (void) esp_proto_set_paths(m->proto, ep->peer, ep->npaths, via);
     /* Loopback too: a stray datagram with the job's token and a few bits
      * flipped (a capture replayed, a buggy tool) must not reach ob1, and the
      * CRC rides on copies made anyway (docs/parameters.md has the cost). */
     (void) esp_proto_peer_checksum(m->proto, ep->peer, mca_btl_esp_component.checksum != 0);
     m->num_peers++;
-    m->nics[nic].active = true;
     opal_pointer_array_set_item(&m->peers, (int) ep->peer, ep);
-    char a_buf[64];
-    EBTL_VERBOSE(20, "btl esp: rank %u via %s, datagrams up to %zu bytes", proc->proc_name.vpid,
-                ebtl_sockaddr_format(&ep->to[ESP_CH_DATA], a_buf, sizeof(a_buf)), max);
+    for (unsigned k = 0; k < ep->npaths; k++) {
+        char a_buf[64];
+        m->nics[ep->path[k].nic].active = true;
+        EBTL_VERBOSE(20, "btl esp: rank %u path %u via %s, datagrams up to %zu bytes",
+                     proc->proc_name.vpid, k,
+                     ebtl_sockaddr_format(&ep->path[k].to[ESP_CH_DATA], a_buf, sizeof(a_buf)),
+                     max);
+    }
     *out = ep;
     return OPAL_SUCCESS;
 }

@@ -47,6 +47,9 @@ static const esp_counter_t counters[] = {
     C(random_losses, "Losses seen while the round trip was short: random loss, no window cut"),
     C(connects, "Connections opened (HELLO handshakes started)"),
     C(peers_failed, "Peers declared failed"),
+    C(path_down, "Paths declared dead: data out on them went unanswered while another path delivered"),
+    C(path_up, "Dead paths that answered a probe and carry data again"),
+    C(failover_resent, "Segments a dead path had out, sent again by another path"),
 };
 #undef C
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
@@ -97,6 +100,15 @@ void esp_stats_report(mca_btl_esp_module_t *m)
                             "rto_us=%.1f in_flight=%u cwnd=%zu ssthresh=%zu peer_wnd=%zu", rank,
                             p, info.srtt_ns / 1e3, info.min_rtt_ns / 1e3, info.rto_ns / 1e3,
                             info.in_flight, info.cwnd, info.ssthresh, info.peer_wnd);
+                esp_path_info_t pi;
+                for (unsigned k = 0; k < esp_proto_path_info(m->proto, p, k, &pi); k++) {
+                    opal_output(0, "btl esp stats rank %u: peer %u path %u (%s) %s srtt_us=%.1f "
+                                "min_rtt_us=%.1f cwnd=%zu flight=%zu segs_tx=%llu bytes_tx=%llu "
+                                "downs=%llu", rank, p, k, m->nics[pi.via].iface.name,
+                                pi.up ? "up" : "down", pi.srtt_ns / 1e3, pi.min_rtt_ns / 1e3,
+                                pi.cwnd, pi.flight, (unsigned long long) pi.segs_tx,
+                                (unsigned long long) pi.bytes_tx, (unsigned long long) pi.downs);
+                }
             }
         }
     }

@@ -113,18 +113,19 @@ int esp_wire_modex_send(mca_btl_esp_module_t *m)
     return rc;
 }
 
-void esp_wire_transmit(void *ctx, uint32_t peer, enum esp_channel ch, const struct iovec *iov,
-                       int iovcnt)
+void esp_wire_transmit(void *ctx, uint32_t peer, unsigned path, enum esp_channel ch,
+                       const struct iovec *iov, int iovcnt)
 {
     mca_btl_esp_module_t *m = ctx;
     mca_btl_esp_endpoint_t *ep = opal_pointer_array_get_item(&m->peers, (int) peer);
-    if (ep == NULL) {
+    if (ep == NULL || path >= ep->npaths) {
         return;
     }
     /* The payload pieces stay valid until the flush at the end of this pass:
      * they belong to segments not yet acknowledged (a retransmission acked
      * in the same pass would be a duplicate the receiver drops by number). */
-    (void) ebtl_dgram_txq_add(&m->txq, &m->nics[ep->nic].sock[ch], &ep->to[ch], iov, iovcnt);
+    (void) ebtl_dgram_txq_add(&m->txq, &m->nics[ep->path[path].nic].sock[ch], &ep->path[path].to[ch],
+                              iov, iovcnt);
 }
 
 /* Every read is a system call, and the latency of a small message is a few
@@ -160,7 +161,7 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
             for (int b = 0; b < RX_BATCHES_PER_PASS; b++) {
                 int n = ebtl_dgram_recv(s, msgs, EBTL_DGRAM_RX_BATCH, now);
                 for (int k = 0; k < n; k++) {
-                    esp_proto_input(m->proto, msgs[k].buf, msgs[k].len, now);
+                    esp_proto_input_via(m->proto, (unsigned) i, msgs[k].buf, msgs[k].len, now);
                 }
                 esp_proto_flush_acks(m->proto, now);
                 if (n <= 0) {

@@ -12,17 +12,9 @@
 #include "ebtl_crc32c.h"
 
 static inline uint16_t get16(const uint8_t *p) { return (uint16_t) (p[0] << 8 | p[1]); }
-static inline uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
-}
-static inline uint64_t get64(const uint8_t *p) { return (uint64_t) get32(p) << 32 | get32(p + 4); }
+static inline uint64_t get64(const uint8_t *p) { return (uint64_t) esp_get32(p) << 32 | esp_get32(p + 4); }
 static inline void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t) (v >> 8); p[1] = (uint8_t) v; }
-static inline void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t) (v >> 24); p[1] = (uint8_t) (v >> 16); p[2] = (uint8_t) (v >> 8); p[3] = (uint8_t) v;
-}
-static inline void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t) (v >> 32)); put32(p + 4, (uint32_t) v); }
+static inline void put64(uint8_t *p, uint64_t v) { esp_put32(p, (uint32_t) (v >> 32)); esp_put32(p + 4, (uint32_t) v); }
 
 #define HELLO_LEN ((size_t) sizeof(esp_hello_t))
 
@@ -38,11 +30,11 @@ static void encode_common(const esp_hdr_t *h, uint8_t *o)
     o[1] = h->type;
     o[2] = h->flags;
     o[3] = h->tag;
-    put32(o + 4, 0);
+    esp_put32(o + 4, 0);
     put64(o + 8, h->token);
-    put32(o + 16, h->seq);
-    put32(o + 20, h->ack);
-    put32(o + 24, h->sack);
+    esp_put32(o + 16, h->seq);
+    esp_put32(o + 20, h->ack);
+    esp_put32(o + 24, h->sack);
     put16(o + 28, h->wnd);
     put16(o + 30, h->len);
 }
@@ -54,10 +46,10 @@ size_t esp_hdr_encode(const esp_hdr_t *h, const void *ext, void *out)
     switch (h->type) {
     case ESP_T_CHUNK: {
         const esp_chunk_ext_t *c = ext;
-        put32(o + 32, c->frag_id);
-        put32(o + 36, c->frag_len);
-        put32(o + 40, c->offset);
-        put32(o + 44, 0);
+        esp_put32(o + 32, c->frag_id);
+        esp_put32(o + 36, c->frag_len);
+        esp_put32(o + 40, c->offset);
+        esp_put32(o + 44, 0);
         return ESP_HDR_LEN + ESP_EXT_LEN;
     }
     case ESP_T_PUT: {
@@ -74,8 +66,8 @@ size_t esp_hdr_encode(const esp_hdr_t *h, const void *ext, void *out)
         put64(o + 48, m->src_epoch);
         put64(o + 56, m->dst_epoch);
         put64(o + 64, m->src_token);
-        put32(o + 72, m->isn);
-        put32(o + 76, m->options);
+        esp_put32(o + 72, m->isn);
+        esp_put32(o + 76, m->options);
         return ESP_HDR_LEN + HELLO_LEN;
     }
     default:
@@ -111,14 +103,14 @@ size_t esp_hdr_seal(void *hdr, size_t hdr_len, const struct iovec *payload, int 
     o[2] &= (uint8_t) ~ESP_F_CRC;
     if (full && plen > ESP_HEAD_PAYLOAD) {
         o[2] |= ESP_F_CRC;
-        put32(o + hdr_len, crc_iov_range(0, payload, n, ESP_HEAD_PAYLOAD, plen));
-        put32(o + hdr_len + 4, 0);
+        esp_put32(o + hdr_len, crc_iov_range(0, payload, n, ESP_HEAD_PAYLOAD, plen));
+        esp_put32(o + hdr_len + 4, 0);
         hdr_len += ESP_CRC_EXT_LEN;
     }
-    put32(o + 4, 0);
+    esp_put32(o + 4, 0);
     uint32_t crc = ebtl_crc32c(0, o, hdr_len);
     crc = crc_iov_range(crc, payload, n, 0, min_sz(plen, ESP_HEAD_PAYLOAD));
-    put32(o + 4, crc);
+    esp_put32(o + 4, crc);
     return hdr_len;
 }
 
@@ -130,7 +122,7 @@ bool esp_hdr_head_ok(const void *buf, const esp_parsed_t *d)
     uint32_t crc = ebtl_crc32c(0, b, 4);
     crc = ebtl_crc32c(crc, zero, 4);
     crc = ebtl_crc32c(crc, b + 8, head - 8);
-    return crc == get32(b + 4);
+    return crc == esp_get32(b + 4);
 }
 
 bool esp_hdr_payload_ok(const esp_parsed_t *d)
@@ -169,11 +161,11 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
     h->type = b[1];
     h->flags = b[2];
     h->tag = b[3];
-    h->crc = get32(b + 4);
+    h->crc = esp_get32(b + 4);
     h->token = get64(b + 8);
-    h->seq = get32(b + 16);
-    h->ack = get32(b + 20);
-    h->sack = get32(b + 24);
+    h->seq = esp_get32(b + 16);
+    h->ack = esp_get32(b + 20);
+    h->sack = esp_get32(b + 24);
     h->wnd = get16(b + 28);
     h->len = get16(b + 30);
     if (h->version != ESP_WIRE_VERSION) {
@@ -209,8 +201,8 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
     out->payload_len = h->len;
     out->payload_crc = 0;
     if (crcx != 0) {
-        out->payload_crc = get32(x + body);
-        if (get32(x + body + 4) != 0) {
+        out->payload_crc = esp_get32(x + body);
+        if (esp_get32(x + body + 4) != 0) {
             return ESP_PARSE_MALFORMED;
         }
     }
@@ -222,8 +214,8 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
         out->x.hello.src_epoch = get64(x + 16);
         out->x.hello.dst_epoch = get64(x + 24);
         out->x.hello.src_token = get64(x + 32);
-        out->x.hello.isn = get32(x + 40);
-        out->x.hello.options = get32(x + 44);
+        out->x.hello.isn = esp_get32(x + 40);
+        out->x.hello.options = esp_get32(x + 44);
         if (h->len != 0 || h->seq != 0 || out->x.hello.src_token == 0) {
             return ESP_PARSE_MALFORMED;
         }
@@ -232,10 +224,10 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
         }
         break;
     case ESP_T_CHUNK:
-        out->x.chunk.frag_id = get32(x);
-        out->x.chunk.frag_len = get32(x + 4);
-        out->x.chunk.offset = get32(x + 8);
-        out->x.chunk.reserved = get32(x + 12);
+        out->x.chunk.frag_id = esp_get32(x);
+        out->x.chunk.frag_len = esp_get32(x + 4);
+        out->x.chunk.offset = esp_get32(x + 8);
+        out->x.chunk.reserved = esp_get32(x + 12);
         if (h->len == 0 || out->x.chunk.reserved != 0
             || out->x.chunk.offset > out->x.chunk.frag_len
             || h->len > out->x.chunk.frag_len - out->x.chunk.offset) {
@@ -250,7 +242,10 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
         }
         break;
     case ESP_T_ACK:
-        if (h->len != 0 || (h->seq != 0 && !(h->flags & ESP_F_DUP)) || h->tag != 0) {
+        if ((h->seq != 0 && !(h->flags & ESP_F_DUP)) || h->tag != 0
+            || (h->flags & ESP_F_SACKB ? h->len == 0 || h->len % ESP_SACK_BLOCK_LEN != 0
+                                              || h->len > ESP_SACK_BLOCKS_MAX * ESP_SACK_BLOCK_LEN
+                                       : h->len != 0)) {
             return ESP_PARSE_MALFORMED;
         }
         break;
@@ -258,7 +253,7 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
         break;
     }
     if ((h->type != ESP_T_FRAG && h->type != ESP_T_CHUNK && h->tag != 0)
-        || (h->type != ESP_T_ACK && (h->flags & ESP_F_DUP))) {
+        || (h->type != ESP_T_ACK && (h->flags & (ESP_F_DUP | ESP_F_SACKB)))) {
         return ESP_PARSE_MALFORMED;
     }
     return ESP_PARSE_OK;

@@ -43,7 +43,15 @@ enum esp_seg_type {
 #define ESP_F_RETX 0x08   /* a retransmission (not an RTT sample) */
 #define ESP_F_ACKNOW 0x10 /* acknowledge at once (end of a window, a probe) */
 #define ESP_F_DUP 0x20    /* ACK only: segment `seq` arrived again; resending it was not needed */
-#define ESP_F_KNOWN (ESP_F_CRC | ESP_F_TXS | ESP_F_TXF | ESP_F_RETX | ESP_F_ACKNOW | ESP_F_DUP)
+#define ESP_F_SACKB 0x40  /* ACK only: the payload is SACK blocks beyond the sack bits */
+#define ESP_F_KNOWN (ESP_F_CRC | ESP_F_TXS | ESP_F_TXF | ESP_F_RETX | ESP_F_ACKNOW | ESP_F_DUP \
+                     | ESP_F_SACKB)
+
+/* SACK blocks (flag SACKB): up to this many [start, end) pairs of 32-bit
+ * sequence numbers, received beyond ack + 1 + 32 (where reordering across
+ * paths, or a long loss burst, puts what the sack bits cannot reach). */
+#define ESP_SACK_BLOCKS_MAX 16
+#define ESP_SACK_BLOCK_LEN 8
 
 /* Common header, every datagram. */
 typedef struct esp_hdr {
@@ -158,6 +166,19 @@ size_t esp_hdr_encode(const esp_hdr_t *h, const void *ext, void *out);
  * CRC. Returns the header's new length. */
 struct iovec;
 size_t esp_hdr_seal(void *hdr, size_t hdr_len, const struct iovec *payload, int n, bool full);
+
+/* Big-endian 32-bit fields. */
+static inline uint32_t esp_get32(const uint8_t *p)
+{
+    return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
+}
+static inline void esp_put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t) (v >> 24);
+    p[1] = (uint8_t) (v >> 16);
+    p[2] = (uint8_t) (v >> 8);
+    p[3] = (uint8_t) v;
+}
 
 /* Wrap-safe sequence comparisons. */
 static inline bool esp_seq_lt(uint32_t a, uint32_t b) { return (int32_t) (a - b) < 0; }

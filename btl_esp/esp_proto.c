@@ -33,7 +33,14 @@ void esp_proto_config_default(esp_proto_config_t *cfg)
     cfg->hold_budget = 8u << 20;
     cfg->tiny = 1024;
     cfg->checksum = true;
+    cfg->path_timeout_ns = 20 * 1000 * 1000;
+    cfg->path_probe_ns = 50 * 1000 * 1000;
 }
+
+/* A handshake's round trip longer than this is not taken for the path's. */
+#define HANDSHAKE_RTT_MAX_NS (100 * 1000 * 1000)
+/* How often the liveness of multipath peers is looked at. */
+#define PATHS_TICK_NS (1000 * 1000)
 
 /* splitmix64: tokens and initial sequence numbers need to be unguessable
  * by accident (another job, an earlier run), not by an attacker. */
@@ -142,6 +149,35 @@ int esp_proto_add_peer(esp_proto_t *p, uint32_t peer, uint64_t id, uint64_t epoc
     return 0;
 }
 
+int esp_proto_set_paths(esp_proto_t *p, uint32_t peer, unsigned n, const unsigned *via)
+{
+    esp_conn_t *c = esp_conn_get(p, peer);
+    /* Before any traffic: segments in flight are accounted to paths. */
+    if (c == NULL || n == 0 || n > ESP_MAX_PATHS || c->state != ESP_CLOSED
+        || c->snd_una != c->snd_nxt) {
+        return -1;
+    }
+    if (n > 1) {
+        esp_path_t *paths = calloc(n, sizeof(*paths));
+        if (paths == NULL) {
+            return -1;
+        }
+        if (c->path != &c->path0) {
+            free(c->path);
+        }
+        c->path = paths;
+        p->multipath = true;
+    }
+    c->npaths = n;
+    for (unsigned k = 0; k < n; k++) {
+        memset(&c->path[k], 0, sizeof(c->path[k]));
+        c->path[k].up = true;
+        c->path[k].via = via[k];
+    }
+    esp_send_init_paths(c);
+    return 0;
+}
+
 int esp_proto_peer_checksum(esp_proto_t *p, uint32_t peer, bool on)
 {
     esp_conn_t *c = esp_conn_get(p, peer);
@@ -222,7 +258,15 @@ static void send_hello(esp_conn_t *c, uint8_t type)
     /* No payload: the head CRC covers all of it. */
     n = esp_hdr_seal(buf, n, NULL, 0, false);
     struct iovec iov = {buf, n};
-    p->ops.transmit(p->ctx, c->peer, ESP_CH_PRIO, &iov, 1);
+    /* A HELLO tries each path in turn (one may be dead); the answer goes
+     * back by the path the HELLO came by. */
+    unsigned path = c->rx_path;
+    if (type == ESP_T_HELLO) {
+        path = c->hello_path;
+        c->hello_path = (c->hello_path + 1) % c->npaths;
+    }
+    p->ops.transmit(p->ctx, c->peer, path, ESP_CH_PRIO, &iov, 1);
+    c->hello_sent_ns = p->now;
 }
 
 static void hs_list_add(esp_conn_t *c)
@@ -253,7 +297,7 @@ static void conn_open(esp_conn_t *c, uint64_t now)
 static void conn_established(esp_conn_t *c, const esp_hello_t *m, uint64_t now)
 {
     c->peer_token = m->src_token;
-    c->rcv_nxt = m->isn;
+    c->rcv_nxt = c->rx_high = m->isn;
     c->peer_crc = (m->options & ESP_O_CRC) != 0;
     /* Every payload byte is checked both ways when either end asks for it;
      * both ends see both options before any data, so they agree. */
@@ -294,12 +338,38 @@ static esp_conn_t *hello_conn(esp_proto_t *p, const esp_parsed_t *d)
     return c;
 }
 
+/* The handshake's round trip, the least round trip until one is measured:
+ * a side that only receives measures none, and its grant covers a round
+ * trip (esp_recv.c). */
+static void handshake_rtt(esp_conn_t *c, uint64_t now)
+{
+    /* Connections open on a first send, so the answer follows at once; a
+     * late one says nothing of the path. */
+    if (c->min_rtt_ns == 0 && c->hello_sent_ns != 0 && now > c->hello_sent_ns
+        && now - c->hello_sent_ns < HANDSHAKE_RTT_MAX_NS) {
+        c->min_rtt_ns = now - c->hello_sent_ns;
+    }
+}
+
+/* The datagram being handled came from c by the interface p->rx_via; an
+ * answer is a standalone ACK or a HELLO_ACK (esp_path_heard). */
+static void heard(esp_proto_t *p, esp_conn_t *c, bool answer, uint64_t now)
+{
+    for (unsigned k = 0; k < c->npaths; k++) {
+        if (c->path[k].via == p->rx_via) {
+            esp_path_heard(c, k, answer, now);
+            return;
+        }
+    }
+}
+
 static void on_hello(esp_proto_t *p, const esp_parsed_t *d, uint64_t now)
 {
     esp_conn_t *c = hello_conn(p, d);
     if (c == NULL) {
         return;
     }
+    heard(p, c, false, now);
     const esp_hello_t *m = &d->x.hello;
     if (c->state == ESP_FAILED) {
         return;
@@ -329,6 +399,7 @@ static void on_hello_ack(esp_proto_t *p, const esp_parsed_t *d, uint64_t now)
     if (c == NULL || c->state == ESP_FAILED) {
         return;
     }
+    heard(p, c, true, now);
     const esp_hello_t *m = &d->x.hello;
     if (c->state == ESP_ESTABLISHED) {
         if (m->src_token != c->peer_token) {
@@ -340,6 +411,7 @@ static void on_hello_ack(esp_proto_t *p, const esp_parsed_t *d, uint64_t now)
         p->stats.stray++;   /* an answer to a HELLO we never sent */
         return;
     }
+    handshake_rtt(c, now);
     conn_established(c, m, now);
     esp_push(c, now);
 }
@@ -376,6 +448,14 @@ static void handshake_timers(esp_proto_t *p, uint64_t now)
 }
 
 /* ---------------------------------------------------------------- input */
+
+void esp_proto_input_via(esp_proto_t *p, unsigned via, const void *buf, size_t len,
+                         uint64_t now)
+{
+    p->rx_via = via;
+    esp_proto_input(p, buf, len, now);
+    p->rx_via = 0;
+}
 
 void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now)
 {
@@ -420,10 +500,15 @@ void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now)
         p->stats.stray++;
         goto out;
     }
+    heard(p, c, d.h.type == ESP_T_ACK && !(d.h.flags & ESP_F_ACKNOW), now);
+    handshake_rtt(c, now);   /* the acceptor: our HELLO_ACK's answer */
     if (d.h.type == ESP_T_ACK) {
         p->stats.acks_rx++;
     }
-    esp_on_ack(c, &d.h, now);
+    esp_on_ack(c, &d, now);
+    if (d.h.type == ESP_T_ACK && (d.h.flags & ESP_F_ACKNOW) && c->state == ESP_ESTABLISHED) {
+        esp_send_ack(c);   /* a path probe: answered at once, by the path it came by */
+    }
     if (d.h.type != ESP_T_ACK && c->state == ESP_ESTABLISHED) {
         esp_recv_data(c, &d, now);
     }
@@ -451,6 +536,15 @@ void esp_proto_tick(esp_proto_t *p, uint64_t now)
         next = r->prev;
         r->prev = NULL;
         esp_on_timeout(p, (esp_seg_t *) r, now);
+    }
+    if (p->multipath && now >= p->paths_next_ns) {
+        p->paths_next_ns = now + PATHS_TICK_NS;
+        for (uint32_t i = 0; i < p->nconns; i++) {
+            esp_conn_t *c = p->conns[i];
+            if (c != NULL && c->npaths > 1 && c->state == ESP_ESTABLISHED) {
+                esp_paths_tick(c, now);
+            }
+        }
     }
     esp_resend_pass(p, now);
     if (p->ack_list != NULL) {
@@ -543,9 +637,38 @@ void esp_proto_peer_info(const esp_proto_t *p, uint32_t peer, esp_peer_info_t *i
     info->min_rtt_ns = c->min_rtt_ns;
     info->rto_ns = c->rto_ns;
     info->in_flight = c->snd_nxt - c->snd_una;
-    info->cwnd = c->cwnd;
-    info->ssthresh = c->ssthresh;
+    for (unsigned k = 0; k < c->npaths; k++) {
+        if (c->path[k].up) {
+            info->cwnd += c->path[k].cwnd;
+            info->ssthresh = c->path[k].ssthresh > info->ssthresh ? c->path[k].ssthresh
+                                                                  : info->ssthresh;
+        }
+    }
     info->peer_wnd = c->peer_wnd;
     info->state_bytes = sizeof(*c) + c->scap * sizeof(*c->sring) + c->rcap * sizeof(*c->rring)
-                        + c->asm_cap + c->held_bytes;
+                        + c->asm_cap + c->held_bytes
+                        + (c->path != &c->path0 ? c->npaths * sizeof(*c->path) : 0);
+}
+
+unsigned esp_proto_path_info(const esp_proto_t *p, uint32_t peer, unsigned i,
+                             esp_path_info_t *info)
+{
+    memset(info, 0, sizeof(*info));
+    const esp_conn_t *c = esp_conn_get((esp_proto_t *) p, peer);
+    if (c == NULL) {
+        return 0;
+    }
+    if (i < c->npaths) {
+        const esp_path_t *pa = &c->path[i];
+        info->up = pa->up;
+        info->via = pa->via;
+        info->srtt_ns = pa->srtt_ns;
+        info->min_rtt_ns = pa->min_rtt_ns;
+        info->cwnd = pa->cwnd;
+        info->flight = pa->flight;
+        info->segs_tx = pa->segs_tx;
+        info->bytes_tx = pa->bytes_tx;
+        info->downs = pa->downs;
+    }
+    return c->npaths;
 }

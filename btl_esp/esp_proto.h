@@ -78,6 +78,10 @@ typedef struct esp_proto_config {
                                   received (each datagram's head is checked
                                   always); the default of each peer:
                                   esp_proto_peer_checksum */
+    uint64_t path_timeout_ns;  /* a path that delivered nothing for this long (at least;
+                                  more when its round trip is long) while another
+                                  delivered is dead */
+    uint64_t path_probe_ns;    /* a dead path is probed this often */
     uint32_t isn;              /* tests: first sequence number (0: random) */
 } esp_proto_config_t;
 
@@ -88,10 +92,11 @@ void esp_proto_config_default(esp_proto_config_t *cfg);
 #define ESP_TX_MAX_IOV (1 + ESP_MSG_MAX_IOV)
 
 typedef struct esp_proto_ops {
-    /* Send one datagram to the peer. iov[0] is the header (copy it);
+    /* Send one datagram to the peer by one of its paths (0 .. the number
+     * given to esp_proto_set_paths - 1). iov[0] is the header (copy it);
      * the other pieces stay valid until the segment is acknowledged. */
-    void (*transmit)(void *ctx, uint32_t peer, enum esp_channel ch, const struct iovec *iov,
-                     int iovcnt);
+    void (*transmit)(void *ctx, uint32_t peer, unsigned path, enum esp_channel ch,
+                     const struct iovec *iov, int iovcnt);
     /* A fragment, in order; the bytes are valid during the call only. */
     void (*deliver)(void *ctx, uint32_t peer, uint8_t tag, const void *data, size_t len);
     /* Where len PUT bytes for key/addr go: the engine copies them there
@@ -126,7 +131,22 @@ typedef struct esp_proto_stats {
     uint64_t grant_stalls;             /* ... for the receiver's grant (it drains slower) */
     uint64_t random_losses;            /* losses taken as random (short queue): no cut */
     uint64_t connects, peers_failed;
+    uint64_t path_down, path_up;       /* paths declared dead, and taken back */
+    uint64_t failover_resent;          /* segments a dead path had out, sent again on another */
 } esp_proto_stats_t;
+
+/* Most paths to one peer. */
+#define ESP_MAX_PATHS 4
+
+/* One path's figures (esp_proto_path_info). */
+typedef struct esp_path_info {
+    bool up;
+    unsigned via;                      /* the caller's name for it (esp_proto_set_paths) */
+    uint64_t srtt_ns, min_rtt_ns;
+    size_t cwnd, flight;               /* its congestion window, bytes out on it */
+    uint64_t segs_tx, bytes_tx;        /* segments and bytes sent on it, resends included */
+    uint64_t downs;                    /* times it was declared dead */
+} esp_path_info_t;
 
 /* Per-peer figures for the finalize report. */
 typedef struct esp_peer_info {
@@ -148,6 +168,18 @@ void esp_proto_destroy(esp_proto_t *p);
  */
 int esp_proto_add_peer(esp_proto_t *p, uint32_t peer, uint64_t id, uint64_t epoch,
                        size_t max_datagram);
+
+/*
+ * The paths to a peer: n (1 .. ESP_MAX_PATHS) ways its datagrams can go,
+ * each named by the caller's number via[i] (which of its interfaces;
+ * esp_proto_input_via reports arrivals by it). Segments are spread over
+ * the paths that are up in proportion to what each delivers; a path that
+ * stops delivering while another delivers is declared dead, its segments
+ * are sent again on the others, and it is probed until it answers. Before
+ * this is called a peer has one path, via 0. Returns 0, or -1 when the
+ * peer is unknown or n is out of range.
+ */
+int esp_proto_set_paths(esp_proto_t *p, uint32_t peer, unsigned n, const unsigned *via);
 
 /* Checksum every payload byte to and from one peer, or only each
  * datagram's head (before any traffic to it; the handshake turns it on when
@@ -173,7 +205,10 @@ int esp_proto_send_copy(esp_proto_t *p, uint32_t peer, uint8_t tag, const struct
 /* Largest payload esp_proto_send_copy takes. */
 size_t esp_proto_copy_limit(const esp_proto_t *p);
 
-/* A datagram arrived (bytes valid during the call). */
+/* A datagram arrived (bytes valid during the call) by the caller's
+ * interface via; esp_proto_input is via 0. */
+void esp_proto_input_via(esp_proto_t *p, unsigned via, const void *buf, size_t len,
+                         uint64_t now);
 void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now);
 
 /* A batch of datagrams was handed to esp_proto_input: send the ACKs they
@@ -189,5 +224,8 @@ bool esp_proto_idle(const esp_proto_t *p);
 
 const esp_proto_stats_t *esp_proto_stats(const esp_proto_t *p);
 void esp_proto_peer_info(const esp_proto_t *p, uint32_t peer, esp_peer_info_t *info);
+/* Number of paths to peer (0 when unknown); path i's figures. */
+unsigned esp_proto_path_info(const esp_proto_t *p, uint32_t peer, unsigned i,
+                             esp_path_info_t *info);
 
 #endif

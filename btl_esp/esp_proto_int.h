@@ -36,6 +36,7 @@ typedef struct esp_seg {
     uint8_t type, tag, flags;      /* ESP_T_*, BTL tag, ESP_F_TXS/TXF */
     uint8_t resent;                /* why it was last sent again: ESP_RESENT_* */
     bool sacked;
+    uint8_t path;                  /* of its latest transmission; ESP_NO_PATH: not out on any */
     uint16_t xmits;
     uint64_t sent_ns;              /* the latest transmission */
     uint64_t first_sent_ns;        /* the first */
@@ -47,7 +48,14 @@ typedef struct esp_seg {
     uint8_t data[];                /* copied segments only */
 } esp_seg_t;
 
-enum { ESP_RESENT_NO = 0, ESP_RESENT_ORDER, ESP_RESENT_TIMEOUT, ESP_RESENT_PROBE };
+enum { ESP_RESENT_NO = 0, ESP_RESENT_ORDER, ESP_RESENT_TIMEOUT, ESP_RESENT_PROBE, ESP_RESENT_FAILOVER };
+
+/* A resend, remembered until its duplicate report may come back. */
+#define ESP_RESENT_LOG 64
+typedef struct esp_resent {
+    uint32_t seq;
+    uint8_t why, path;
+} esp_resent_t;
 
 /* Out-of-order data kept until the gap before it fills. */
 typedef struct esp_held {
@@ -69,6 +77,45 @@ typedef struct esp_rslot {
 
 enum esp_conn_state { ESP_CLOSED = 0, ESP_HELLO_SENT, ESP_ESTABLISHED, ESP_FAILED };
 
+#define ESP_NO_PATH 0xff
+
+/*
+ * One way to the peer (esp_proto_set_paths): its own congestion window,
+ * round trip, loss by order (RACK) and liveness. The connection's sequence
+ * space, receive window and retransmit timer span all of them.
+ */
+typedef struct esp_path {
+    bool up;
+    unsigned via;                  /* the caller's name for it */
+    size_t flight;                 /* bytes sent on it, not acknowledged or sacked */
+    size_t cwnd, ssthresh;
+    uint32_t recover;              /* no new loss event before una passes this */
+    bool in_recovery;
+    /* undoing a window cut that spurious retransmissions caused */
+    size_t undo_cwnd, undo_ssthresh;
+    uint32_t undo_una;             /* una at the cut */
+    uint32_t undo_retrans;         /* retransmissions since, not yet reported duplicate */
+    bool undo_valid;
+    uint64_t srtt_ns, min_rtt_ns, last_rtt_ns;
+    /* loss by order and time, per channel: the newest segment sent on this
+     * path known delivered, by send time, and its round trip */
+    uint64_t rack_sent_ns[2];
+    uint32_t rack_seq[2];
+    uint64_t rack_rtt_ns;
+    /* liveness: the first send by it since the peer last answered by it
+     * (0: none); when a datagram from the peer last came by it, and an
+     * answer (esp_path_heard); when we last sent an ACK by it */
+    uint64_t owe_since_ns, heard_ns, answered_ns, acked_ns;
+    uint64_t dlv_ns;               /* a segment sent by it was last reported received */
+    /* what it delivers: bytes/s, and the interval being measured */
+    uint64_t rate_bps, rate_bytes, rate_from_ns;
+    bool rate_idle;                /* it ran dry during the interval */
+    bool rate_full;                /* its window was full during the interval */
+    uint64_t probe_next_ns;        /* down: when to probe it next */
+    bool probed;                   /* down: a probe went out since */
+    uint64_t segs_tx, bytes_tx, downs;
+} esp_path_t;
+
 struct esp_conn {
     esp_proto_t *p;
     uint32_t peer;
@@ -81,6 +128,7 @@ struct esp_conn {
 
     /* handshake */
     uint64_t hello_next_ns, hello_since_ns;
+    uint64_t hello_sent_ns;        /* our latest HELLO or HELLO_ACK went then */
     unsigned hello_tries;
     esp_conn_t *hs_next;           /* proto's list of connecting peers */
     bool on_hs_list;
@@ -92,31 +140,25 @@ struct esp_conn {
     uint32_t snd_una, snd_nxt;     /* oldest unacknowledged, next to assign */
     esp_seg_t **sring;             /* in-flight segments by seq & (scap - 1) */
     uint32_t scap;
-    size_t flight;                 /* bytes sent, not acknowledged or sacked */
-    size_t cwnd, ssthresh;
+    size_t flight;                 /* bytes sent, not acknowledged or sacked (all paths) */
     size_t peer_wnd;               /* bytes the receiver granted */
-    uint32_t recover;              /* no new loss event before una passes this */
-    bool in_recovery;
+    esp_path_t *path;              /* npaths of them: &path0, or an array of its own */
+    esp_path_t path0;
+    unsigned npaths;
+    unsigned rx_path;              /* the latest datagram from the peer came by it: ACKs go back so */
+    unsigned hello_path;           /* the handshake's next try goes by it */
     bool bursting;                 /* sent TXS, TXF not yet */
     bool txs_acked;                /* the first ACK of this burst arrived */
     uint32_t txs_seq;
     uint32_t next_frag_id;
     uint64_t srtt_ns, rttvar_ns, rto_ns, min_rtt_ns;
-    uint64_t last_rtt_ns;          /* the latest clean round-trip sample */
     uint64_t last_progress_ns;     /* last time una advanced, or the flight began */
     uint64_t rtt_peak_ns[2];       /* the largest round trip of this and the last period */
     uint64_t rtt_peak_at_ns;       /* ... the current one began then */
-    /* loss by order and time (RACK), per channel: the newest segment known
-     * delivered, by send time */
-    uint64_t rack_sent_ns[2];
-    uint32_t rack_seq[2];
-    uint64_t rack_rtt_ns;          /* its round trip */
     unsigned reo_shift;            /* reordering allowance: min_rtt / 4 << reo_shift */
-    /* undoing a window cut that spurious retransmissions caused */
-    size_t undo_cwnd, undo_ssthresh;
-    uint32_t undo_una;             /* una at the cut */
-    uint32_t undo_retrans;         /* retransmissions since, not yet reported duplicate */
-    bool undo_valid;
+    uint32_t sack_high;            /* after the highest segment sacked (SACK bits or blocks) */
+    struct esp_resent *resent_log; /* the latest ESP_RESENT_LOG resends (NULL before any) */
+    uint32_t resent_next;
     bool tlp_out;                  /* a tail probe is out, no new data acknowledged since */
     bool window_stalled, grant_stalled;
 
@@ -126,6 +168,7 @@ struct esp_conn {
     uint32_t rcap;
     size_t held_bytes;
     uint32_t rx_ahead;             /* slots received beyond rcv_nxt */
+    uint32_t rx_high;              /* after the highest sequence number received */
     bool rx_active;                /* the peer is in a burst (TXS seen, no TXF) */
     /* reassembly of the fragment being received in CHUNKs */
     uint8_t *asm_buf;
@@ -155,6 +198,9 @@ struct esp_proto {
     esp_conn_t *hs_list;           /* peers in the handshake */
     esp_msg_t *done_head, *done_tail; /* completions to report after an input */
     unsigned active_senders;       /* peers in a burst toward us */
+    bool multipath;                /* some peer has several paths */
+    uint64_t paths_next_ns;        /* ... whose liveness is looked at then */
+    unsigned rx_via;               /* the interface the datagram being handled came by */
     /* what this side drains: bytes accepted in the current interval, and
      * the average rate (bytes/s) of the intervals before */
     uint64_t drain_bytes, drain_from_ns;
@@ -181,14 +227,17 @@ void esp_flush_completions(esp_proto_t *p);
 
 /* esp_send.c */
 void esp_send_init(esp_conn_t *c);
+void esp_send_init_paths(esp_conn_t *c);
 void esp_send_fini(esp_conn_t *c);
 void esp_push(esp_conn_t *c, uint64_t now);
-void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now);
+void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now);
 void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now);
 void esp_resend_pass(esp_proto_t *p, uint64_t now);
 void esp_seg_free(esp_proto_t *p, esp_seg_t *s);
-void esp_transmit(esp_conn_t *c, esp_hdr_t *h, const void *ext, const struct iovec *payload,
-                  int n, enum esp_channel ch);
+void esp_transmit(esp_conn_t *c, unsigned path, esp_hdr_t *h, const void *ext,
+                  const struct iovec *payload, int n, enum esp_channel ch);
+void esp_paths_tick(esp_conn_t *c, uint64_t now);
+void esp_path_heard(esp_conn_t *c, unsigned path, bool answer, uint64_t now);
 
 /* esp_recv.c */
 void esp_recv_init(esp_conn_t *c);

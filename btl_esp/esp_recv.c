@@ -118,6 +118,9 @@ static size_t grant(const esp_conn_t *c)
 
 void esp_fill_ack(esp_conn_t *c, esp_hdr_t *h)
 {
+    if (esp_seq_lt(c->rx_high, c->rcv_nxt)) {
+        c->rx_high = c->rcv_nxt;
+    }
     h->ack = c->rcv_nxt;
     c->ack_sent = c->rcv_nxt;
     h->sack = 0;
@@ -134,12 +137,60 @@ void esp_fill_ack(esp_conn_t *c, esp_hdr_t *h)
     c->ack_pending = false;
 }
 
+/* SACK blocks of what arrived beyond the sack bits' reach (ack + 33 ..),
+ * the newest ranges first (they show the paths that still deliver, and the
+ * newest arrival gives the sender a fresh round trip), into out; returns
+ * their bytes. */
+static size_t sack_blocks(const esp_conn_t *c, uint8_t *out)
+{
+    if (c->rx_ahead == 0 || c->rcap == 0) {
+        return 0;
+    }
+    uint32_t low = c->rcv_nxt + 1 + ESP_SACK_BITS, q = c->rx_high;
+    if (q - c->rcv_nxt > c->rcap) {
+        q = c->rcv_nxt + c->rcap;
+    }
+    size_t n = 0;
+    while (esp_seq_gt(q, low) && n < ESP_SACK_BLOCKS_MAX) {
+        /* q is just after a candidate range: walk down over what we have */
+        while (esp_seq_gt(q, low) && !(c->rring[(q - 1) & (c->rcap - 1)].flags & ESP_R_HAVE)) {
+            q--;
+        }
+        if (!esp_seq_gt(q, low)) {
+            break;
+        }
+        uint32_t end = q;
+        while (esp_seq_gt(q, low) && (c->rring[(q - 1) & (c->rcap - 1)].flags & ESP_R_HAVE)) {
+            q--;
+        }
+        esp_put32(out + n * ESP_SACK_BLOCK_LEN, q);
+        esp_put32(out + n * ESP_SACK_BLOCK_LEN + 4, end);
+        n++;
+    }
+    return n * ESP_SACK_BLOCK_LEN;
+}
+
 void esp_send_ack(esp_conn_t *c)
 {
     esp_hdr_t h = {.type = ESP_T_ACK};
     esp_fill_ack(c, &h);
-    esp_transmit(c, &h, NULL, NULL, 0, ESP_CH_PRIO);
-    c->p->stats.acks_tx++;
+    uint8_t blocks[ESP_SACK_BLOCKS_MAX * ESP_SACK_BLOCK_LEN];
+    struct iovec pl = {blocks, sack_blocks(c, blocks)};
+    if (pl.iov_len != 0) {
+        h.flags |= ESP_F_SACKB;
+        h.len = (uint16_t) pl.iov_len;
+    }
+    /* By the latest arrival's path, and by every other that brought
+     * something since our last ACK by it: the peer judges a path alive by
+     * hearing from it (esp_paths_tick). */
+    for (unsigned k = 0; k < c->npaths; k++) {
+        esp_path_t *pa = &c->path[k];
+        if (k == c->rx_path || pa->heard_ns > pa->acked_ns) {
+            pa->acked_ns = c->p->now;
+            esp_transmit(c, k, &h, NULL, &pl, pl.iov_len != 0, ESP_CH_PRIO);
+            c->p->stats.acks_tx++;
+        }
+    }
 }
 
 /* The segment seq arrived again: say so, with the acknowledgement, so that
@@ -148,7 +199,7 @@ void esp_send_dup(esp_conn_t *c, uint32_t seq)
 {
     esp_hdr_t h = {.type = ESP_T_ACK, .flags = ESP_F_DUP, .seq = seq};
     esp_fill_ack(c, &h);
-    esp_transmit(c, &h, NULL, NULL, 0, ESP_CH_PRIO);
+    esp_transmit(c, c->rx_path, &h, NULL, NULL, 0, ESP_CH_PRIO);
     c->p->stats.acks_tx++;
 }
 
@@ -389,6 +440,9 @@ void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
         p->stats.held++;
     }
     slot->flags = flags;
+    if (esp_seq_ge(q, c->rx_high)) {
+        c->rx_high = q + 1;
+    }
     drain_note(p, d->payload_len, now);
     p->stats.segs_rx++;
     p->stats.bytes_rx += d->payload_len;

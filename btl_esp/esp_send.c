@@ -14,17 +14,39 @@
 #include <string.h>
 
 #define RTT_GRANULARITY_NS (64 * 1000)   /* the hotel's tick */
+#define PATH_RATE_INTERVAL_NS (1000 * 1000)  /* a path's delivery rate is measured over this */
 
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
+
+/* A path's window and loss state from scratch (new, or back from the dead). */
+static void path_restart(esp_conn_t *c, esp_path_t *pa, uint64_t now)
+{
+    pa->cwnd = max_sz(c->p->cfg.initial_burst, 2 * c->max_payload);
+    pa->ssthresh = SIZE_MAX / 4;
+    pa->in_recovery = pa->undo_valid = false;
+    pa->rack_sent_ns[0] = pa->rack_sent_ns[1] = 0;
+    pa->rack_rtt_ns = 0;
+    pa->heard_ns = pa->answered_ns = now;
+    pa->owe_since_ns = 0;
+}
+
+void esp_send_init_paths(esp_conn_t *c)
+{
+    for (unsigned k = 0; k < c->npaths; k++) {
+        path_restart(c, &c->path[k], c->p->now);
+    }
+}
 
 void esp_send_init(esp_conn_t *c)
 {
     esp_proto_t *p = c->p;
     c->snd_isn = p->cfg.isn != 0 ? p->cfg.isn : (uint32_t) esp_rand(p);
-    c->snd_una = c->snd_nxt = c->snd_isn;
-    c->cwnd = max_sz(p->cfg.initial_burst, 2 * c->max_payload);
-    c->ssthresh = SIZE_MAX / 4;
+    c->snd_una = c->snd_nxt = c->sack_high = c->snd_isn;
+    c->path = &c->path0;
+    c->npaths = 1;
+    c->path[0].up = true;
+    esp_send_init_paths(c);
     c->peer_wnd = p->cfg.initial_burst;
     c->rto_ns = p->cfg.rto_init_ns;
     c->next_frag_id = 1;
@@ -107,6 +129,13 @@ void esp_send_fini(esp_conn_t *c)
     free(c->sring);
     c->sring = NULL;
     c->scap = 0;
+    free(c->resent_log);
+    c->resent_log = NULL;
+    if (c->path != &c->path0) {
+        free(c->path);
+        c->path = &c->path0;
+        c->npaths = 1;
+    }
 }
 
 /* Make room in the ring for one more in-flight segment. */
@@ -152,8 +181,8 @@ static int msg_range(const esp_msg_t *m, size_t off, size_t len, struct iovec *o
 
 /* ---------------------------------------------------------- transmission */
 
-void esp_transmit(esp_conn_t *c, esp_hdr_t *h, const void *ext, const struct iovec *payload,
-                  int n, enum esp_channel ch)
+void esp_transmit(esp_conn_t *c, unsigned path, esp_hdr_t *h, const void *ext,
+                  const struct iovec *payload, int n, enum esp_channel ch)
 {
     esp_proto_t *p = c->p;
     struct iovec iov[ESP_TX_MAX_IOV];
@@ -166,7 +195,7 @@ void esp_transmit(esp_conn_t *c, esp_hdr_t *h, const void *ext, const struct iov
     for (int i = 0; i < n; i++) {
         iov[1 + i] = payload[i];
     }
-    p->ops.transmit(p->ctx, c->peer, ch, iov, 1 + n);
+    p->ops.transmit(p->ctx, c->peer, path, ch, iov, 1 + n);
 }
 
 static uint64_t seg_rto(const esp_conn_t *c, unsigned xmits)
@@ -203,6 +232,21 @@ static uint64_t tail_probe_due(const esp_conn_t *c, const esp_seg_t *s)
     return s->sent_ns + 2 * c->srtt_ns + c->p->cfg.ack_delay_ns + RTT_GRANULARITY_NS;
 }
 
+/* Remember why s was sent again: its original may well be acknowledged
+ * before the copy arrives, and the duplicate report then names a segment
+ * that is gone (on_dup_report). Allocated at the first resend. */
+static void log_resend(esp_conn_t *c, const esp_seg_t *s)
+{
+    if (c->resent_log == NULL
+        && (c->resent_log = calloc(ESP_RESENT_LOG, sizeof(*c->resent_log))) == NULL) {
+        return;
+    }
+    esp_resent_t *e = &c->resent_log[c->resent_next++ % ESP_RESENT_LOG];
+    e->seq = s->seq;
+    e->why = s->resent;
+    e->path = s->path;
+}
+
 /* Send (or send again) one segment with the newest acknowledgement on it,
  * and check it into the hotel. */
 static void seg_transmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
@@ -225,7 +269,16 @@ static void seg_transmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
     } else {
         n = msg_range(s->msg, s->off, s->len, pl);
     }
-    esp_transmit(c, &h, &s->ext, pl, n, seg_channel(c, s));
+    if (s->xmits > 0 && (s->resent == ESP_RESENT_ORDER || s->resent == ESP_RESENT_TIMEOUT)) {
+        log_resend(c, s);
+    }
+    esp_transmit(c, s->path, &h, &s->ext, pl, n, seg_channel(c, s));
+    esp_path_t *pa = &c->path[s->path];
+    pa->segs_tx++;
+    pa->bytes_tx += s->len;
+    if (pa->owe_since_ns == 0) {
+        pa->owe_since_ns = now;   /* the peer's answer by this path is awaited from now */
+    }
     s->xmits++;
     s->sent_ns = now;
     if (s->xmits == 1) {
@@ -249,18 +302,102 @@ static size_t granted(const esp_conn_t *c)
     return c->peer_wnd;
 }
 
-/* Bytes the windows (the receiver's, and the path's congestion window) let
- * us have in flight now. */
-static size_t send_limit(const esp_conn_t *c)
+/* What path pa delivers, bytes/s: measured, else (not yet) the best any
+ * path of c delivers, so that it gets its share and gets measured; 0 while
+ * none is measured. */
+static uint64_t path_rate(const esp_conn_t *c, const esp_path_t *pa)
 {
-    return min_sz(c->cwnd, granted(c));
+    uint64_t r = pa->rate_bps;
+    for (unsigned k = 0; r == 0 && k < c->npaths; k++) {
+        r = c->path[k].rate_bps > r ? c->path[k].rate_bps : r;
+    }
+    return r;
+}
+
+/* Would len more bytes by a arrive after them by b? What each path has out
+ * drains at its rate: the earliest arrival takes the segment, which spreads
+ * a stream over the paths in proportion to what each delivers. */
+static bool later(const esp_conn_t *c, const esp_path_t *a, const esp_path_t *b, size_t len)
+{
+    uint64_t ra = path_rate(c, a), rb = path_rate(c, b);
+    if (ra == 0 || rb == 0) {
+        return a->flight > b->flight;   /* nothing measured yet: even shares */
+    }
+    return (unsigned __int128) (a->flight + len) * rb > (unsigned __int128) (b->flight + len) * ra;
+}
+
+/*
+ * The path a new segment of len bytes goes by, or ESP_NO_PATH when every
+ * live path's congestion window is full. Data goes to the live path by
+ * which it would arrive first (later()), within each path's own congestion
+ * window, grown and cut by its own deliveries and losses. A tiny segment
+ * (latency, not volume) takes the live path with the shortest round trip. With no path live (all dead, being probed), every path is
+ * tried in turn: whichever comes back carries the data, and the peer
+ * timeout still ends the job when none does. `avoid` is not chosen while
+ * another path can be.
+ */
+static unsigned pick_path(const esp_conn_t *c, size_t len, unsigned avoid)
+{
+    if (c->npaths == 1) {
+        const esp_path_t *pa = &c->path[0];
+        return pa->flight == 0 || pa->flight + len <= pa->cwnd ? 0 : ESP_NO_PATH;
+    }
+    bool any_up = false;
+    for (unsigned k = 0; k < c->npaths; k++) {
+        any_up |= c->path[k].up;
+    }
+    bool tiny = len <= c->p->cfg.tiny;
+    unsigned best = ESP_NO_PATH, fallback = ESP_NO_PATH;
+    for (unsigned k = 0; k < c->npaths; k++) {
+        const esp_path_t *pa = &c->path[k];
+        if ((any_up && !pa->up) || (pa->flight > 0 && pa->flight + len > pa->cwnd)) {
+            continue;
+        }
+        if (k == avoid) {
+            fallback = k;
+            continue;
+        }
+        if (best == ESP_NO_PATH || (tiny ? pa->srtt_ns < c->path[best].srtt_ns
+                                         : later(c, &c->path[best], pa, len))) {
+            best = k;
+        }
+    }
+    return best != ESP_NO_PATH ? best : fallback;
+}
+
+/* The first live path (the handshake's and a lone resend's fallback). */
+static unsigned first_path(const esp_conn_t *c)
+{
+    for (unsigned k = 0; k < c->npaths; k++) {
+        if (c->path[k].up) {
+            return k;
+        }
+    }
+    return 0;
+}
+
+/* Account s as out on path k (it was out on none, or on another). */
+static void seg_set_path(esp_conn_t *c, esp_seg_t *s, unsigned k)
+{
+    if (!s->sacked && s->path != ESP_NO_PATH) {
+        c->path[s->path].flight -= s->len;
+    }
+    s->path = (uint8_t) k;
+    if (!s->sacked) {
+        esp_path_t *pa = &c->path[k];
+        pa->flight += s->len;
+        if (pa->flight + c->max_payload > pa->cwnd) {
+            pa->rate_full = true;   /* it carries what its window lets it */
+        }
+    }
 }
 
 /* Give a new segment its sequence number, burst flags and place in the
  * window, and send it. */
-static void seg_launch(esp_conn_t *c, esp_seg_t *s, uint64_t now)
+static void seg_launch(esp_conn_t *c, esp_seg_t *s, unsigned path, uint64_t now)
 {
     s->conn = c;
+    s->path = ESP_NO_PATH;
     s->seq = c->snd_nxt++;
     c->sring[s->seq & (c->scap - 1)] = s;
     if (!c->bursting) {
@@ -277,12 +414,14 @@ static void seg_launch(esp_conn_t *c, esp_seg_t *s, uint64_t now)
         c->last_progress_ns = now;   /* the peer's answer is awaited from now */
     }
     c->flight += s->len;
+    seg_set_path(c, s, path);
     /* Ask for the ACK at once when we will wait for it: the message's
      * completion, or the window, depends on it. */
     bool will_wait = c->sendq_head == NULL
                          ? s->msg != NULL && s->msg->prompt_ack && s->off + s->len == s->msg->len
                          : c->snd_nxt - c->snd_una >= c->p->cfg.window
-                               || c->flight + c->max_payload > granted(c);
+                               || c->flight + c->max_payload > granted(c)
+                               || pick_path(c, c->max_payload, ESP_NO_PATH) == ESP_NO_PATH;
     if (will_wait) {
         s->flags |= ESP_F_ACKNOW;
     }
@@ -321,8 +460,9 @@ void esp_push(esp_conn_t *c, uint64_t now)
             }
             return;
         }
-        if (c->snd_nxt - c->snd_una >= p->cfg.window
-            || (c->flight > 0 && c->flight + piece > c->cwnd)) {
+        unsigned path = c->snd_nxt - c->snd_una >= p->cfg.window ? ESP_NO_PATH
+                                                                 : pick_path(c, piece, ESP_NO_PATH);
+        if (path == ESP_NO_PATH) {
             if (!c->window_stalled) {
                 c->window_stalled = true;
                 p->stats.window_stalls++;
@@ -357,7 +497,7 @@ void esp_push(esp_conn_t *c, uint64_t now)
                 c->sendq_tail = NULL;
             }
         }
-        seg_launch(c, s, now);
+        seg_launch(c, s, path, now);
     }
 }
 
@@ -380,7 +520,11 @@ int esp_proto_send_copy(esp_proto_t *p, uint32_t peer, uint8_t tag, const struct
     if (c == NULL || c->state != ESP_ESTABLISHED || c->sendq_head != NULL
         || len > ESP_COPY_LIMIT || len > c->max_payload - ESP_HDR_LEN
         || c->snd_nxt - c->snd_una >= p->cfg.window
-        || (c->flight > 0 && c->flight + len > send_limit(c))) {
+        || (c->flight > 0 && c->flight + len > granted(c))) {
+        return -1;
+    }
+    unsigned path = pick_path(c, len, ESP_NO_PATH);
+    if (path == ESP_NO_PATH) {
         return -1;
     }
     esp_seg_t *s;
@@ -396,7 +540,7 @@ int esp_proto_send_copy(esp_proto_t *p, uint32_t peer, uint8_t tag, const struct
     s->tag = tag;
     s->len = (uint32_t) len;
     p->depth++;
-    seg_launch(c, s, now);
+    seg_launch(c, s, path, now);
     p->depth--;
     esp_flush_completions(p);
     return 0;
@@ -445,8 +589,16 @@ static void rto_update(esp_conn_t *c)
     c->rto_ns = rto < cfg->rto_min_ns ? cfg->rto_min_ns : rto > cfg->rto_max_ns ? cfg->rto_max_ns : rto;
 }
 
-static void rtt_sample(esp_conn_t *c, uint64_t rtt, uint64_t now)
+static void rtt_sample(esp_conn_t *c, unsigned path, uint64_t rtt, uint64_t now)
 {
+    if (path != ESP_NO_PATH && rtt != 0) {
+        esp_path_t *pa = &c->path[path];
+        pa->srtt_ns = pa->srtt_ns == 0 ? rtt : (7 * pa->srtt_ns + rtt) / 8;
+        if (pa->min_rtt_ns == 0 || rtt < pa->min_rtt_ns) {
+            pa->min_rtt_ns = rtt;
+        }
+        pa->last_rtt_ns = rtt;
+    }
     if (c->srtt_ns == 0) {
         c->srtt_ns = rtt;
         c->rttvar_ns = rtt / 2;
@@ -499,44 +651,57 @@ static void seg_acked(esp_conn_t *c, esp_seg_t *s)
 /* Loss seen (by order or by timeout): halve the congestion window, once
  * per window of data, and remember how to undo that should the segments
  * sent again turn out not to have been lost. */
-static void loss_event(esp_conn_t *c, bool timeout)
+static void loss_event(esp_conn_t *c, unsigned path, bool timeout)
 {
-    if (c->in_recovery && !timeout) {
+    if (path == ESP_NO_PATH) {
+        return;   /* out on no path (a dead one's, awaiting its resend) */
+    }
+    esp_path_t *pa = &c->path[path];
+    if (pa->in_recovery && !timeout) {
         return;
     }
     /* A loss while the round trip is near its least is not a queue
      * overflowing: random loss on the wire, which a smaller window would
      * not prevent. */
-    if (!timeout && c->last_rtt_ns != 0
-        && c->last_rtt_ns <= c->min_rtt_ns + queue_allowance(c) / 2) {
+    if (!timeout && pa->last_rtt_ns != 0
+        && pa->last_rtt_ns <= pa->min_rtt_ns + queue_allowance(c) / 2) {
         c->p->stats.random_losses++;
-        c->in_recovery = true;
-        c->recover = c->snd_nxt;
+        pa->in_recovery = true;
+        pa->recover = c->snd_nxt;
         return;
     }
-    if (!c->undo_valid) {
-        c->undo_valid = true;
-        c->undo_cwnd = c->cwnd;
-        c->undo_ssthresh = c->ssthresh;
-        c->undo_una = c->snd_una;
-        c->undo_retrans = 0;
+    if (!pa->undo_valid) {
+        pa->undo_valid = true;
+        pa->undo_cwnd = pa->cwnd;
+        pa->undo_ssthresh = pa->ssthresh;
+        pa->undo_una = c->snd_una;
+        pa->undo_retrans = 0;
     }
     size_t floor = 2 * c->max_payload;
-    c->ssthresh = max_sz(c->flight / 2, floor);
-    c->cwnd = timeout ? max_sz(c->p->cfg.initial_burst, floor) : c->ssthresh;
-    c->in_recovery = true;
-    c->recover = c->snd_nxt;
+    pa->ssthresh = max_sz(pa->flight / 2, floor);
+    pa->cwnd = timeout ? max_sz(c->p->cfg.initial_burst, floor) : pa->ssthresh;
+    pa->in_recovery = true;
+    pa->recover = c->snd_nxt;
+}
+
+/* A resend counts toward undoing its path's window cut. */
+static void note_resend(esp_conn_t *c, const esp_seg_t *s)
+{
+    if (s->path != ESP_NO_PATH) {
+        esp_path_t *pa = &c->path[s->path];
+        pa->undo_retrans += pa->undo_valid;
+    }
 }
 
 /* Send s again now, for a loss found by order and time. */
 static void resend_lost(esp_conn_t *c, esp_seg_t *s, uint64_t now)
 {
     esp_proto_t *p = c->p;
-    loss_event(c, false);
+    loss_event(c, s->path, false);
     esp_hotel_checkout(&p->hotel, &s->room);
     resend_remove(p, s);
     s->resent = ESP_RESENT_ORDER;
-    c->undo_retrans += c->undo_valid;
+    note_resend(c, s);
     p->stats.fast_retransmits++;
     p->stats.retransmits++;
     seg_transmit(c, s, now);
@@ -561,11 +726,16 @@ static uint64_t reo_wnd(const esp_conn_t *c)
     return c->srtt_ns != 0 && w > c->srtt_ns ? c->srtt_ns : w;
 }
 
-/* Was s sent before the newest delivered segment of its channel? */
+/* Was s sent before the newest delivered segment of its path and channel?
+ * (Paths of different delays overtake each other: that is not loss.) */
 static bool sent_before_rack(const esp_conn_t *c, const esp_seg_t *s, int ch)
 {
-    return s->sent_ns < c->rack_sent_ns[ch]
-           || (s->sent_ns == c->rack_sent_ns[ch] && esp_seq_lt(s->seq, c->rack_seq[ch]));
+    if (s->path == ESP_NO_PATH) {
+        return false;
+    }
+    const esp_path_t *pa = &c->path[s->path];
+    return s->sent_ns < pa->rack_sent_ns[ch]
+           || (s->sent_ns == pa->rack_sent_ns[ch] && esp_seq_lt(s->seq, pa->rack_seq[ch]));
 }
 
 /* s was delivered (acknowledged or sacked for the first time). */
@@ -575,13 +745,17 @@ static void rack_note(esp_conn_t *c, const esp_seg_t *s, uint64_t now)
      * in the same queue): its first send is the time it surely went after,
      * so only what was sent before that counts as overtaken. That still
      * lets a tail probe's answer show the segments before it lost. */
+    if (s->path == ESP_NO_PATH) {
+        return;
+    }
+    esp_path_t *pa = &c->path[s->path];
     int ch = seg_channel(c, s);
-    if (s->first_sent_ns > c->rack_sent_ns[ch]
-        || (s->first_sent_ns == c->rack_sent_ns[ch] && esp_seq_gt(s->seq, c->rack_seq[ch]))) {
-        c->rack_sent_ns[ch] = s->first_sent_ns;
-        c->rack_seq[ch] = s->seq;
+    if (s->first_sent_ns > pa->rack_sent_ns[ch]
+        || (s->first_sent_ns == pa->rack_sent_ns[ch] && esp_seq_gt(s->seq, pa->rack_seq[ch]))) {
+        pa->rack_sent_ns[ch] = s->first_sent_ns;
+        pa->rack_seq[ch] = s->seq;
         if (s->xmits == 1) {
-            c->rack_rtt_ns = now - s->sent_ns;
+            pa->rack_rtt_ns = now - s->sent_ns;
         }
     }
 }
@@ -589,19 +763,27 @@ static void rack_note(esp_conn_t *c, const esp_seg_t *s, uint64_t now)
 /* When s, sent before a delivered segment, counts as lost. */
 static uint64_t rack_deadline(const esp_conn_t *c, const esp_seg_t *s)
 {
-    return s->sent_ns + c->rack_rtt_ns + reo_wnd(c);
+    return s->sent_ns + c->path[s->path].rack_rtt_ns + reo_wnd(c);
+}
+
+/* The end of what an ACK can tell us about: segments beyond it wait for
+ * older ones (esp_on_timeout), and loss by order looks no further. */
+static uint32_t reportable_end(const esp_conn_t *c)
+{
+    uint32_t end = c->snd_una + ESP_SACK_BITS + 1;
+    if (esp_seq_gt(c->sack_high, end)) {
+        end = c->sack_high;
+    }
+    return esp_seq_gt(end, c->snd_nxt) ? c->snd_nxt : end;
 }
 
 /* Send again what order and time say is lost; arm the timer of what will
  * be once the reordering allowance passes. Only segments an ACK can report
- * on (una .. una + 32) are looked at: later ones were sent later. */
+ * on (reportable_end) are looked at: later ones were sent later. */
 static void rack_detect(esp_conn_t *c, uint64_t now)
 {
     esp_proto_t *p = c->p;
-    uint32_t end = c->snd_una + ESP_SACK_BITS + 1;
-    if (esp_seq_gt(end, c->snd_nxt)) {
-        end = c->snd_nxt;
-    }
+    uint32_t end = reportable_end(c);
     for (uint32_t q = c->snd_una; q != end; q++) {
         esp_seg_t *s = c->sring[q & (c->scap - 1)];
         if (s == NULL || s->sacked || on_resend_queue(p, s)
@@ -627,18 +809,28 @@ static void rack_detect(esp_conn_t *c, uint64_t now)
 static void on_dup_report(esp_conn_t *c, uint32_t seq)
 {
     esp_proto_t *p = c->p;
-    int why;
+    int why = ESP_RESENT_NO;      /* a copy the network made, or long ago */
+    esp_path_t *pa = NULL;
     if (esp_seq_ge(seq, c->snd_una) && esp_seq_lt(seq, c->snd_nxt)) {
         const esp_seg_t *s = c->sring[seq & (c->scap - 1)];
-        why = s != NULL ? s->resent : ESP_RESENT_NO;
-    } else if (esp_seq_lt(seq, c->snd_una) && c->undo_valid && c->undo_retrans > 0
-               && esp_seq_ge(seq, c->undo_una)) {
-        why = ESP_RESENT_ORDER;   /* acknowledged since: one of this episode's resends */
-    } else {
-        why = ESP_RESENT_NO;      /* a copy the network made, or long ago */
+        if (s != NULL) {
+            why = s->resent;
+            pa = s->path != ESP_NO_PATH ? &c->path[s->path] : NULL;
+        }
+    } else if (esp_seq_lt(seq, c->snd_una) && c->resent_log != NULL) {
+        /* acknowledged since: found among the recent resends, or not at all */
+        for (unsigned i = 0; i < ESP_RESENT_LOG; i++) {
+            esp_resent_t *e = &c->resent_log[i];
+            if (e->seq == seq && e->why != ESP_RESENT_NO) {
+                why = e->why;
+                pa = e->path != ESP_NO_PATH && e->path < c->npaths ? &c->path[e->path] : NULL;
+                e->why = ESP_RESENT_NO;   /* one duplicate per resend */
+                break;
+            }
+        }
     }
-    if (why == ESP_RESENT_NO || why == ESP_RESENT_PROBE) {
-        return;   /* a probe is meant to be a duplicate */
+    if (why == ESP_RESENT_NO || why == ESP_RESENT_PROBE || why == ESP_RESENT_FAILOVER) {
+        return;   /* a probe is meant to be a duplicate; a dead path's may arrive late */
     }
     p->stats.spurious_retransmits++;
     if (why == ESP_RESENT_TIMEOUT) {
@@ -648,16 +840,79 @@ static void on_dup_report(esp_conn_t *c, uint32_t seq)
     } else if (c->reo_shift < 4) {
         c->reo_shift++;
     }
-    if (c->undo_valid && c->undo_retrans > 0 && --c->undo_retrans == 0) {
-        c->cwnd = max_sz(c->cwnd, c->undo_cwnd);
-        c->ssthresh = max_sz(c->ssthresh, c->undo_ssthresh);
-        c->undo_valid = false;
-        c->in_recovery = false;
+    if (pa != NULL && pa->undo_valid && pa->undo_retrans > 0 && --pa->undo_retrans == 0) {
+        pa->cwnd = max_sz(pa->cwnd, pa->undo_cwnd);
+        pa->ssthresh = max_sz(pa->ssthresh, pa->undo_ssthresh);
+        pa->undo_valid = false;
+        pa->in_recovery = false;
     }
 }
 
-void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
+/* s reached the peer (acknowledged, or sacked, for the first time): its
+ * path delivered, and its window may grow by newly[path]. */
+static void seg_delivered(esp_conn_t *c, const esp_seg_t *s, size_t newly[], uint64_t now)
 {
+    rack_note(c, s, now);
+    if (s->path == ESP_NO_PATH) {
+        return;
+    }
+    esp_path_t *pa = &c->path[s->path];
+    pa->flight -= s->len;
+    pa->dlv_ns = now;
+    pa->owe_since_ns = 0;   /* it works (this way) */
+    newly[s->path] += s->len;
+    /* Its delivery rate over 1 ms intervals: a new high at once; a lower
+     * one slowly, and only from an interval in which it never ran dry and
+     * its window was full (one we fed less says nothing of what it can
+     * carry, and would starve it further). */
+    pa->rate_bytes += s->len;
+    if (now - pa->rate_from_ns >= PATH_RATE_INTERVAL_NS) {
+        if (pa->rate_from_ns != 0) {
+            uint64_t r = pa->rate_bytes * 1000000000ull / (now - pa->rate_from_ns);
+            if (r > pa->rate_bps) {
+                pa->rate_bps = r;
+            } else if (!pa->rate_idle && pa->rate_full) {
+                pa->rate_bps = pa->rate_bps - pa->rate_bps / 8 + r / 8;
+            }
+        }
+        pa->rate_bytes = 0;
+        pa->rate_from_ns = now;
+        pa->rate_idle = pa->rate_full = false;
+    }
+    if (pa->flight == 0) {
+        pa->rate_idle = true;
+    }
+}
+
+/* Segment q was reported received beyond the cumulative ACK; *newest is
+ * the highest such segment of this ACK so far. */
+static void sack_one(esp_conn_t *c, uint32_t q, size_t newly[], esp_seg_t **newest, uint64_t now)
+{
+    esp_proto_t *p = c->p;
+    esp_seg_t *s = c->sring[q & (c->scap - 1)];
+    if (s == NULL || s->sacked) {
+        return;
+    }
+    if (*newest == NULL || esp_seq_gt(q, (*newest)->seq)) {
+        *newest = s;
+    }
+    c->flight -= s->len;
+    seg_delivered(c, s, newly, now);
+    s->sacked = true;
+    if (esp_seq_ge(q, c->sack_high)) {
+        c->sack_high = q + 1;
+    }
+    /* It keeps a timer: should the ACK that covers it be lost, the oldest
+     * sacked segment is sent again as a probe (esp_on_timeout). */
+    resend_remove(p, s);
+    if (!esp_room_occupied(&s->room)) {
+        esp_hotel_checkin(&p->hotel, &s->room, now + seg_rto(c, s->xmits));
+    }
+}
+
+void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
+{
+    const esp_hdr_t *h = &d->h;
     esp_proto_t *p = c->p;
     uint32_t ack = h->ack;
     if (esp_seq_gt(ack, c->snd_nxt)) {
@@ -670,7 +925,7 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
     if (h->flags & ESP_F_DUP) {
         on_dup_report(c, h->seq);   /* before the ACK frees the segment */
     }
-    size_t newly = 0;
+    size_t newly[ESP_MAX_PATHS] = {0};
     bool advanced = ack != c->snd_una;
     if (advanced) {
         /* The newest segment acknowledged gives the RTT, when every segment
@@ -679,14 +934,14 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
          * the time since the newest was sent says nothing of the path. */
         bool clean = true;
         uint64_t newest_sent = 0;
+        unsigned newest_path = ESP_NO_PATH;
         for (uint32_t q = c->snd_una; q != ack; q++) {
             esp_seg_t **slot = &c->sring[q & (c->scap - 1)];
             esp_seg_t *s = *slot;
             *slot = NULL;
             if (!s->sacked) {
                 c->flight -= s->len;
-                newly += s->len;
-                rack_note(c, s, now);
+                seg_delivered(c, s, newly, now);
             }
             if (c->bursting && !c->txs_acked && q == c->txs_seq) {
                 c->txs_acked = true;
@@ -695,62 +950,80 @@ void esp_on_ack(esp_conn_t *c, const esp_hdr_t *h, uint64_t now)
                 clean = false;
             }
             newest_sent = s->sent_ns;
+            newest_path = s->path;
             seg_acked(c, s);
         }
-        if (clean) {
-            rtt_sample(c, now - newest_sent, now);
-            c->last_rtt_ns = now - newest_sent;
+        /* Over several paths, an ACK that jumps far waited for a hole the
+         * slower path left, beyond what SACK bits report: no sample. */
+        if (clean && (c->npaths == 1 || ack - c->snd_una <= 2 * ESP_SACK_BITS)) {
+            rtt_sample(c, newest_path, now - newest_sent, now);
         }
         c->snd_una = ack;
         c->last_progress_ns = now;
         c->tlp_out = false;
-        if (c->in_recovery && esp_seq_ge(ack, c->recover)) {
-            c->in_recovery = false;
-        }
-        if (c->undo_valid && c->undo_retrans == 0 && esp_seq_ge(ack, c->recover)) {
-            c->undo_valid = false;   /* the episode ended with nothing left to undo */
-        }
-        /* Slow start, then one segment per window (congestion avoidance). */
-        size_t cap = (size_t) p->cfg.window * c->max_payload;
-        if (c->cwnd < c->ssthresh) {
-            c->cwnd += newly;
-        } else {
-            c->cwnd += max_sz(1, c->max_payload * newly / c->cwnd);
-        }
-        if (c->cwnd > cap) {
-            c->cwnd = cap;
+        for (unsigned k = 0; k < c->npaths; k++) {
+            esp_path_t *pa = &c->path[k];
+            if (pa->in_recovery && esp_seq_ge(ack, pa->recover)) {
+                pa->in_recovery = false;
+            }
+            if (pa->undo_valid && pa->undo_retrans == 0 && esp_seq_ge(ack, pa->recover)) {
+                pa->undo_valid = false;   /* the episode ended with nothing left to undo */
+            }
         }
     }
     c->peer_wnd = h->wnd == 0xffff ? SIZE_MAX / 4 : (size_t) h->wnd << 10;
+    if (esp_seq_lt(c->sack_high, c->snd_una)) {
+        c->sack_high = c->snd_una;
+    }
+    /* Selective acknowledgement of ack+1 .. ack+32 (bits), and of ranges
+     * beyond (blocks). The receiver answers an out-of-order segment at
+     * once, so the newest segment newly sacked, if sent once and newer
+     * than any sacked before, gives an RTT sample too; but not when the
+     * ACK advanced: then the bits are new because the range moved, and may
+     * report segments that arrived long ago. */
+    esp_seg_t *newest = NULL;
+    uint32_t high_before = c->sack_high;
     if (h->sack != 0 && c->snd_una != c->snd_nxt) {
-        /* Selective acknowledgement of ack+1 .. ack+32. The receiver
-         * answers an out-of-order segment at once, so the newest segment
-         * newly sacked, if sent once, gives an RTT sample too; but not when
-         * the ACK advanced: then the bits are new because the range moved,
-         * and may report segments that arrived long ago. */
-        bool sampled = advanced;
         for (int i = 31; i >= 0; i--) {
             uint32_t q = ack + 1 + (uint32_t) i;
-            if (!esp_seq_lt(q, c->snd_nxt) || !(h->sack & (1u << i))) {
-                continue;
+            if (esp_seq_lt(q, c->snd_nxt) && (h->sack & (1u << i))) {
+                sack_one(c, q, newly, &newest, now);
             }
-            esp_seg_t *s = c->sring[q & (c->scap - 1)];
-            if (s != NULL && !s->sacked) {
-                if (!sampled && s->xmits == 1) {
-                    rtt_sample(c, now - s->sent_ns, now);
-                    sampled = true;
-                }
-                rack_note(c, s, now);
-                s->sacked = true;
-                c->flight -= s->len;
-                /* It keeps a timer: should the ACK that covers it be
-                 * lost, the oldest sacked segment is sent again as a
-                 * probe (esp_on_timeout). */
-                resend_remove(p, s);
-                if (!esp_room_occupied(&s->room)) {
-                    esp_hotel_checkin(&p->hotel, &s->room, now + seg_rto(c, s->xmits));
-                }
+        }
+    }
+    if ((h->flags & ESP_F_SACKB) && c->snd_una != c->snd_nxt) {
+        for (size_t b = 0; b + ESP_SACK_BLOCK_LEN <= d->payload_len; b += ESP_SACK_BLOCK_LEN) {
+            uint32_t from = esp_get32(d->payload + b), to = esp_get32(d->payload + b + 4);
+            /* Untrusted: only what we sent and have not seen acknowledged. */
+            if (esp_seq_le(to, from) || esp_seq_le(from, ack) || esp_seq_gt(to, c->snd_nxt)
+                || to - from > p->cfg.window) {
+                p->stats.malformed++;
+                break;
             }
+            for (uint32_t q = from; q != to; q++) {
+                sack_one(c, q, newly, &newest, now);
+            }
+        }
+    }
+    if (newest != NULL && !advanced && newest->xmits == 1 && esp_seq_ge(newest->seq, high_before)) {
+        rtt_sample(c, newest->path, now - newest->sent_ns, now);
+    }
+    /* Each path's window grows by what it delivered, acknowledged or
+     * sacked (over several paths, much arrives out of order): slow start,
+     * then one segment per window (congestion avoidance). */
+    size_t cap = (size_t) p->cfg.window * c->max_payload;
+    for (unsigned k = 0; k < c->npaths; k++) {
+        esp_path_t *pa = &c->path[k];
+        if (newly[k] == 0) {
+            continue;
+        }
+        if (pa->cwnd < pa->ssthresh) {
+            pa->cwnd += newly[k];
+        } else {
+            pa->cwnd += max_sz(1, c->max_payload * newly[k] / pa->cwnd);
+        }
+        if (pa->cwnd > cap) {
+            pa->cwnd = cap;
         }
     }
     if (c->snd_una != c->snd_nxt) {
@@ -778,8 +1051,9 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
         return;
     }
     /* The reordering allowance of a segment overtaken has passed. */
-    if (!s->sacked && s->seq - c->snd_una <= ESP_SACK_BITS
-        && sent_before_rack(c, s, seg_channel(c, s)) && rack_deadline(c, s) <= now) {
+    bool reportable = esp_seq_lt(s->seq, reportable_end(c));
+    if (!s->sacked && reportable && sent_before_rack(c, s, seg_channel(c, s))
+        && rack_deadline(c, s) <= now) {
         resend_lost(c, s, now);
         return;
     }
@@ -798,11 +1072,17 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
      * retransmission storm. */
     uint64_t rto = seg_rto(c, s->xmits);
     uint64_t from = s->sent_ns > c->last_progress_ns ? s->sent_ns : c->last_progress_ns;
+    /* Over several paths, its own path delivering later segments keeps it
+     * waiting too: loss on that path shows by order (RACK); a slower path's
+     * segment holding back the cumulative ACK is not late. */
+    if (c->npaths > 1 && s->path != ESP_NO_PATH && c->path[s->path].dlv_ns > from) {
+        from = c->path[s->path].dlv_ns;
+    }
     if (from + rto > now) {
         esp_hotel_checkin(&p->hotel, &s->room, from + rto);
         return;
     }
-    if (s->seq - c->snd_una > ESP_SACK_BITS || (s->sacked && s->seq != c->snd_una)) {
+    if (!reportable || (s->sacked && s->seq != c->snd_una)) {
         esp_hotel_checkin(&p->hotel, &s->room, now + rto);
         return;
     }
@@ -818,9 +1098,9 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
         return;
     }
     p->stats.timeouts++;
-    loss_event(c, true);
+    loss_event(c, s->path, true);
     s->resent = ESP_RESENT_TIMEOUT;
-    c->undo_retrans += c->undo_valid;
+    note_resend(c, s);
     resend_append(p, s);
 }
 
@@ -833,6 +1113,127 @@ void esp_resend_pass(esp_proto_t *p, uint64_t now)
             continue;
         }
         p->stats.retransmits++;
-        seg_transmit(s->conn, s, now);
+        /* A segment whose path died, or that timed out, goes by another
+         * path when there is one. */
+        esp_conn_t *c = s->conn;
+        if (s->path == ESP_NO_PATH || (s->resent == ESP_RESENT_TIMEOUT && c->npaths > 1)) {
+            unsigned k = pick_path(c, 0, s->path);
+            seg_set_path(c, s, k != ESP_NO_PATH ? k : first_path(c));
+        }
+        seg_transmit(c, s, now);
+    }
+}
+
+/* ---------------------------------------------------------------- paths */
+
+/* How long a path may stay silent after we sent by it before it counts as
+ * dead: the floor, or several of its own round trips when longer (the
+ * connection's retransmit timeout is no measure: it follows the slowest
+ * path, and spurious resends push it up). */
+static uint64_t path_dead_after(const esp_conn_t *c, const esp_path_t *pa)
+{
+    uint64_t t = 4 * pa->srtt_ns + c->p->cfg.ack_delay_ns;
+    return t > c->p->cfg.path_timeout_ns ? t : c->p->cfg.path_timeout_ns;
+}
+
+/* Ask the peer to answer by path k at once (a dead path's probe). */
+static void path_probe(esp_conn_t *c, unsigned k)
+{
+    c->path[k].probed = true;
+    esp_hdr_t h = {.type = ESP_T_ACK, .flags = ESP_F_ACKNOW};
+    esp_fill_ack(c, &h);
+    esp_transmit(c, k, &h, NULL, NULL, 0, ESP_CH_PRIO);
+    c->p->stats.acks_tx++;
+}
+
+/* Path k is dead: what it had out goes again by the others, it is probed
+ * from now on, and ACKs no longer go back by it. */
+static void path_down(esp_conn_t *c, unsigned k, uint64_t now)
+{
+    esp_proto_t *p = c->p;
+    esp_path_t *pa = &c->path[k];
+    pa->up = false;
+    pa->downs++;
+    p->stats.path_down++;
+    for (uint32_t q = c->snd_una; q != c->snd_nxt; q++) {
+        esp_seg_t *s = c->sring[q & (c->scap - 1)];
+        if (s == NULL || s->path != k) {
+            continue;
+        }
+        if (!s->sacked) {
+            pa->flight -= s->len;
+            s->resent = ESP_RESENT_FAILOVER;
+            esp_hotel_checkout(&p->hotel, &s->room);
+            resend_append(p, s);
+            p->stats.failover_resent++;
+        }
+        s->path = ESP_NO_PATH;
+    }
+    path_restart(c, pa, now);
+    pa->probed = false;
+    pa->probe_next_ns = now;
+    if (c->rx_path == k) {
+        c->rx_path = first_path(c);
+    }
+}
+
+/*
+ * Liveness of c's paths, often (every tick when it has several). A path
+ * we sent by, none of whose segments the peer reported since (SACK blocks
+ * report the newest arrivals, however the paths reorder the data), and that
+ * brought no answer (a probe's) for path_dead_after, while another path
+ * delivered, is dead; a receiver that stalls, or a peer
+ * that died, silences every path alike, and that is for the retransmit
+ * and peer timeouts to judge. Dead paths are probed every path_probe_ns.
+ */
+void esp_paths_tick(esp_conn_t *c, uint64_t now)
+{
+    for (unsigned k = 0; k < c->npaths; k++) {
+        esp_path_t *pa = &c->path[k];
+        if (!pa->up) {
+            if (now >= pa->probe_next_ns) {
+                path_probe(c, k);
+                pa->probe_next_ns = now + c->p->cfg.path_probe_ns;
+            }
+            continue;
+        }
+        uint64_t since = pa->owe_since_ns;
+        if (since == 0 || now - since < path_dead_after(c, pa)) {
+            continue;
+        }
+        /* Another path heard well after this one began to wait: not a
+         * stall of the peer, which would silence both. */
+        uint64_t after = since + path_dead_after(c, pa) / 2;
+        for (unsigned j = 0; j < c->npaths; j++) {
+            const esp_path_t *o = &c->path[j];
+            if (j != k && o->up && (o->dlv_ns > after || o->answered_ns > after)) {
+                path_down(c, k, now);
+                esp_push(c, now);
+                break;
+            }
+        }
+    }
+}
+
+/* A datagram from the peer came by path k: ACKs go back by it. An answer
+ * (a standalone ACK: the peer sends one by a path only when that path
+ * brought it something) shows the path works both ways; a dead path that
+ * answers after a probe is live again (not for a datagram that was on its
+ * way before it was declared dead). The peer's own data and probes show
+ * only its direction. */
+void esp_path_heard(esp_conn_t *c, unsigned k, bool answer, uint64_t now)
+{
+    c->rx_path = k;
+    esp_path_t *pa = &c->path[k];
+    pa->heard_ns = now;
+    if (!answer) {
+        return;
+    }
+    pa->answered_ns = now;
+    pa->owe_since_ns = 0;
+    if (!pa->up && pa->probed) {
+        pa->up = true;
+        c->p->stats.path_up++;
+        path_restart(c, pa, now);
     }
 }

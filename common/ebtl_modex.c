@@ -102,23 +102,54 @@ static bool is_loopback(const ebtl_modex_addr_t *a)
     return a->family == 4 ? a->addr[0] == 127 : memcmp(a->addr, v6lo, 16) == 0;
 }
 
+/* How well our interface i reaches the peer's address j: 3 loopback on
+ * this host, 2 same subnet, 1 maybe routed, 0 not at all. */
+static int path_score(const ebtl_if_t *ifs, size_t i, const ebtl_modex_addr_t *addrs, int j,
+                      bool same_host)
+{
+    int family = ifs[i].family == AF_INET ? 4 : 6;
+    if (addrs[j].family != family || addrs[j].port2 == 0) {
+        return 0;   /* both components need both ports */
+    }
+    bool peer_lo = is_loopback(&addrs[j]);
+    if (ifs[i].loopback || peer_lo) {
+        return ifs[i].loopback && peer_lo && same_host ? 3 : 0;
+    }
+    return same_prefix(ifs[i].addr, addrs[j].addr, ifs[i].prefixlen) ? 2 : 1;
+}
+
+int ebtl_modex_choose_paths(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_addr_t *addrs,
+                            int naddrs, bool same_host, size_t *nic, int *addr, int max)
+{
+    int a = ebtl_modex_choose_path(ifs, nifs, addrs, naddrs, same_host, &nic[0]);
+    if (a < 0 || max < 1) {
+        return 0;
+    }
+    addr[0] = a;
+    if (path_score(ifs, nic[0], addrs, a, same_host) != 2) {
+        return 1;   /* loopback, or no shared subnet: one path */
+    }
+    int n = 0;
+    for (size_t i = 0; i < nifs && n < max; i++) {
+        for (int j = 0; j < naddrs; j++) {
+            if (path_score(ifs, i, addrs, j, same_host) == 2) {
+                nic[n] = i;
+                addr[n] = j;
+                n++;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
 int ebtl_modex_choose_path(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_addr_t *addrs,
                           int naddrs, bool same_host, size_t *nic)
 {
     int best = -1, best_score = 0;
     for (size_t i = 0; i < nifs; i++) {
-        int family = ifs[i].family == AF_INET ? 4 : 6;
         for (int j = 0; j < naddrs; j++) {
-            if (addrs[j].family != family || addrs[j].port2 == 0) {
-                continue;   /* both components need both ports */
-            }
-            bool peer_lo = is_loopback(&addrs[j]);
-            int score;
-            if (ifs[i].loopback || peer_lo) {
-                score = ifs[i].loopback && peer_lo && same_host ? 3 : 0;
-            } else {
-                score = same_prefix(ifs[i].addr, addrs[j].addr, ifs[i].prefixlen) ? 2 : 1;
-            }
+            int score = path_score(ifs, i, addrs, j, same_host);
             if (score > best_score) {
                 best_score = score;
                 best = j;

@@ -79,4 +79,15 @@ int ebtl_modex_decode(enum ebtl_modex_kind kind, const void *buf, size_t buflen,
 int ebtl_modex_choose_path(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_addr_t *addrs,
                           int naddrs, bool same_host, size_t *nic);
 
+/*
+ * Every path to a peer, for a transport that uses them all at once: for
+ * each of our addresses, the peer's address on the same subnet (loopback:
+ * only loopback to loopback on this host, and then that path alone). When
+ * no subnet is shared, the one path ebtl_modex_choose_path picks. Fills
+ * nic[i] (index into ifs) and addr[i] (index into addrs) for up to max
+ * paths; returns how many (0: the peer is unreachable).
+ */
+int ebtl_modex_choose_paths(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_addr_t *addrs,
+                            int naddrs, bool same_host, size_t *nic, int *addr, int max);
+
 #endif

@@ -131,9 +131,10 @@ static void check_outgoing(const uint8_t *buf, size_t len, bool checksum)
     }
 }
 
-static void transmit(void *ctx, uint32_t peer, enum esp_channel ch, const struct iovec *iov,
-                     int iovcnt)
+static void transmit(void *ctx, uint32_t peer, unsigned path, enum esp_channel ch,
+                     const struct iovec *iov, int iovcnt)
 {
+    (void) path;
     (void) ch;
     int from = (int) (intptr_t) ctx;
     static uint8_t tmp[65536];

@@ -202,10 +202,11 @@ static void region_del(node_t *nd, region_t *r)
 
 /* --------------------------------------------------------- engine ops */
 
-static void op_transmit(void *ctx, uint32_t peer, enum esp_channel ch, const struct iovec *iov,
-                        int iovcnt)
+static void op_transmit(void *ctx, uint32_t peer, unsigned path, enum esp_channel ch,
+                        const struct iovec *iov, int iovcnt)
 {
     node_t *nd = ctx;
+    (void) path;
     if (peer >= nd->w->n) {
         werr(nd->w, "node %u transmits to unknown peer %u", nd->idx, peer);
         return;
