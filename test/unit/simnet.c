@@ -14,20 +14,28 @@ typedef struct sim_ev {
     uint8_t *buf;
     uint32_t len;
     uint16_t src, dst;
+    uint8_t path;
     bool queued;         /* arrived, in the receiver's queue: read at t */
 } sim_ev_t;
 
+#define NN SIMNET_MAX_NODES
+#define NP SIMNET_MAX_PATHS
+
 struct simnet {
     simnet_config_t cfg;
-    esp_proto_t *eng[SIMNET_MAX_NODES];
-    sim_fault_t fault[SIMNET_MAX_NODES][SIMNET_MAX_NODES];
-    sim_link_stats_t st[SIMNET_MAX_NODES][SIMNET_MAX_NODES];
-    uint64_t node_bh[SIMNET_MAX_NODES];
-    uint64_t tx_free[SIMNET_MAX_NODES];
-    uint64_t rx_free[SIMNET_MAX_NODES];        /* the receiver is busy until then */
-    size_t rx_queued[SIMNET_MAX_NODES];        /* bytes in its queue */
-    /* Jitter keeps each link's channel in order (only `reorder` reorders). */
-    uint64_t last_arrival[SIMNET_MAX_NODES][SIMNET_MAX_NODES][2];
+    simnet_path_t path[NP];
+    esp_proto_t *eng[NN];
+    sim_fault_t fault[NN][NN][NP];
+    sim_link_stats_t st[NN][NN][NP];
+    sim_link_stats_t link_sum[NN][NN];         /* simnet_link_stats' answers */
+    uint64_t node_bh[NN];
+    uint64_t tx_free[NN][NP];                  /* each path is a NIC of its own */
+    uint64_t rx_free[NN];                      /* the receiver is busy until then */
+    size_t rx_queued[NN];                      /* bytes in its queue (all paths) */
+    /* Jitter keeps each link's channel on a path in order (only `reorder`
+     * reorders); paths of different delays overtake each other. */
+    uint64_t last_arrival[NN][NN][NP][2];
+    unsigned hook_path;                        /* of the datagram the hook sees */
     uint64_t rng;
     uint64_t now, next_tick, events, seqno;
     sim_ev_t *heap;
@@ -80,11 +88,25 @@ simnet_t *simnet_create(const simnet_config_t *cfg)
     if (net->cfg.tick_ns == 0) {
         net->cfg.tick_ns = 20000;
     }
+    if (net->cfg.paths == 0) {
+        net->cfg.paths = 1;
+    }
+    if (net->cfg.paths > NP) {
+        free(net);
+        return NULL;
+    }
     net->rng = cfg->seed * 0x2545F4914F6CDD1Dull + 0x1234567;
-    for (unsigned i = 0; i < SIMNET_MAX_NODES; i++) {
+    for (unsigned k = 0; k < NP; k++) {
+        net->path[k] = (simnet_path_t){cfg->latency_ns, cfg->prio_latency_ns, cfg->jitter_ns,
+                                       cfg->reorder_factor, cfg->bandwidth_bps,
+                                       cfg->queue_limit_ns};
+    }
+    for (unsigned i = 0; i < NN; i++) {
         net->node_bh[i] = SIMNET_NEVER;
-        for (unsigned j = 0; j < SIMNET_MAX_NODES; j++) {
-            net->fault[i][j].blackhole_at = SIMNET_NEVER;
+        for (unsigned j = 0; j < NN; j++) {
+            for (unsigned k = 0; k < NP; k++) {
+                net->fault[i][j][k].blackhole_at = SIMNET_NEVER;
+            }
         }
     }
     net->next_tick = net->cfg.tick_ns;
@@ -108,15 +130,39 @@ void simnet_attach(simnet_t *net, unsigned node, esp_proto_t *engine)
     net->eng[node] = engine;
 }
 
-void simnet_set_fault(simnet_t *net, int src, int dst, const sim_fault_t *f)
+void simnet_set_path(simnet_t *net, unsigned path, const simnet_path_t *pc)
+{
+    if (path >= net->cfg.paths) {
+        fprintf(stderr, "simnet: no path %u (%u paths)\n", path, net->cfg.paths);
+        abort();
+    }
+    net->path[path] = *pc;
+}
+
+const simnet_path_t *simnet_get_path(const simnet_t *net, unsigned path)
+{
+    return &net->path[path < NP ? path : 0];
+}
+
+unsigned simnet_paths(const simnet_t *net) { return net->cfg.paths; }
+
+void simnet_set_fault_via(simnet_t *net, int src, int dst, int path, const sim_fault_t *f)
 {
     for (unsigned i = 0; i < net->cfg.nodes; i++) {
         for (unsigned j = 0; j < net->cfg.nodes; j++) {
-            if ((src < 0 || (unsigned) src == i) && (dst < 0 || (unsigned) dst == j)) {
-                net->fault[i][j] = *f;
+            for (unsigned k = 0; k < net->cfg.paths; k++) {
+                if ((src < 0 || (unsigned) src == i) && (dst < 0 || (unsigned) dst == j)
+                    && (path < 0 || (unsigned) path == k)) {
+                    net->fault[i][j][k] = *f;
+                }
             }
         }
     }
+}
+
+void simnet_set_fault(simnet_t *net, int src, int dst, const sim_fault_t *f)
+{
+    simnet_set_fault_via(net, src, dst, -1, f);
 }
 
 void simnet_blackhole_node(simnet_t *net, unsigned node, uint64_t at)
@@ -134,9 +180,37 @@ uint64_t simnet_now(const simnet_t *net) { return net->now; }
 size_t simnet_pending(const simnet_t *net) { return net->nheap; }
 uint64_t simnet_events(const simnet_t *net) { return net->events; }
 
+const sim_link_stats_t *simnet_path_stats(const simnet_t *net, unsigned src, unsigned dst,
+                                          unsigned path)
+{
+    return &net->st[src][dst][path < NP ? path : 0];
+}
+
+static void stats_add(sim_link_stats_t *out, const sim_link_stats_t *s)
+{
+    out->sent += s->sent;
+    out->bytes += s->bytes;
+    out->dropped += s->dropped;
+    out->duplicated += s->duplicated;
+    out->reordered += s->reordered;
+    out->corrupted += s->corrupted;
+    out->blackholed += s->blackholed;
+    out->tail_dropped += s->tail_dropped;
+    out->delivered += s->delivered;
+    out->delivered_bytes += s->delivered_bytes;
+    out->rx_overflow += s->rx_overflow;
+}
+
 const sim_link_stats_t *simnet_link_stats(const simnet_t *net, unsigned src, unsigned dst)
 {
-    return &net->st[src][dst];
+    /* The sum lives in the network (the answer is a pointer, as it was
+     * before there were paths). */
+    sim_link_stats_t *sum = &((simnet_t *) net)->link_sum[src][dst];
+    memset(sum, 0, sizeof(*sum));
+    for (unsigned k = 0; k < net->cfg.paths; k++) {
+        stats_add(sum, &net->st[src][dst][k]);
+    }
+    return sum;
 }
 
 void simnet_total_stats(const simnet_t *net, sim_link_stats_t *out)
@@ -144,17 +218,9 @@ void simnet_total_stats(const simnet_t *net, sim_link_stats_t *out)
     memset(out, 0, sizeof(*out));
     for (unsigned i = 0; i < net->cfg.nodes; i++) {
         for (unsigned j = 0; j < net->cfg.nodes; j++) {
-            const sim_link_stats_t *s = &net->st[i][j];
-            out->sent += s->sent;
-            out->bytes += s->bytes;
-            out->dropped += s->dropped;
-            out->duplicated += s->duplicated;
-            out->reordered += s->reordered;
-            out->corrupted += s->corrupted;
-            out->blackholed += s->blackholed;
-            out->tail_dropped += s->tail_dropped;
-            out->delivered += s->delivered;
-            out->rx_overflow += s->rx_overflow;
+            for (unsigned k = 0; k < net->cfg.paths; k++) {
+                stats_add(out, &net->st[i][j][k]);
+            }
         }
     }
 }
@@ -189,10 +255,11 @@ static void heap_push_ev(simnet_t *net, sim_ev_t ev)
     net->heap[i] = ev;
 }
 
-static void heap_push(simnet_t *net, uint64_t t, unsigned src, unsigned dst, uint8_t *buf,
-                      size_t len)
+static void heap_push(simnet_t *net, uint64_t t, unsigned src, unsigned dst, unsigned path,
+                      uint8_t *buf, size_t len)
 {
-    heap_push_ev(net, (sim_ev_t){t, 0, buf, (uint32_t) len, (uint16_t) src, (uint16_t) dst, false});
+    heap_push_ev(net, (sim_ev_t){t, 0, buf, (uint32_t) len, (uint16_t) src, (uint16_t) dst,
+                                 (uint8_t) path, false});
 }
 
 static sim_ev_t heap_pop(simnet_t *net)
@@ -222,9 +289,10 @@ static sim_ev_t heap_pop(simnet_t *net)
 
 /* ------------------------------------------------------------- sending */
 
-static bool blackholed(const simnet_t *net, unsigned src, unsigned dst, uint64_t t)
+static bool blackholed(const simnet_t *net, unsigned src, unsigned dst, unsigned path,
+                       uint64_t t)
 {
-    const sim_fault_t *f = &net->fault[src][dst];
+    const sim_fault_t *f = &net->fault[src][dst][path];
     return net->node_bh[src] <= t || net->node_bh[dst] <= t
            || (f->blackhole_at <= t && (f->blackhole_for == 0 || t - f->blackhole_at < f->blackhole_for));
 }
@@ -243,17 +311,19 @@ static void corrupt(simnet_t *net, uint8_t *buf, size_t len)
 }
 
 /* Arrival time of a datagram leaving at depart: latency and jitter (in
- * order per link and channel), and now and then a reordering delay. */
-static uint64_t arrival(simnet_t *net, unsigned src, unsigned dst, const sim_fault_t *f,
-                        sim_link_stats_t *st, enum esp_channel ch, uint64_t depart)
+ * order per link, path and channel), and now and then a reordering delay. */
+static uint64_t arrival(simnet_t *net, unsigned src, unsigned dst, unsigned path,
+                        const sim_fault_t *f, sim_link_stats_t *st, enum esp_channel ch,
+                        uint64_t depart)
 {
-    uint64_t lat = ch == ESP_CH_PRIO ? net->cfg.prio_latency_ns : net->cfg.latency_ns;
-    uint64_t t = depart + lat + rand_below(net, net->cfg.jitter_ns + 1);
+    const simnet_path_t *pc = &net->path[path];
+    uint64_t lat = ch == ESP_CH_PRIO ? pc->prio_latency_ns : pc->latency_ns;
+    uint64_t t = depart + lat + rand_below(net, pc->jitter_ns + 1);
     if (f->reorder > 0 && unit_rand(net) < f->reorder) {
         st->reordered++;
-        return t + (uint64_t) (unit_rand(net) * net->cfg.reorder_factor * (double) net->cfg.latency_ns);
+        return t + (uint64_t) (unit_rand(net) * pc->reorder_factor * (double) pc->latency_ns);
     }
-    uint64_t *last = &net->last_arrival[src][dst][ch == ESP_CH_PRIO];
+    uint64_t *last = &net->last_arrival[src][dst][path][ch == ESP_CH_PRIO];
     if (t < *last) {
         t = *last;
     }
@@ -261,29 +331,31 @@ static uint64_t arrival(simnet_t *net, unsigned src, unsigned dst, const sim_fau
     return t;
 }
 
-static void schedule(simnet_t *net, unsigned src, unsigned dst, enum esp_channel ch,
-                     uint8_t *buf, size_t len)
+static void schedule(simnet_t *net, unsigned src, unsigned dst, unsigned path,
+                     enum esp_channel ch, uint8_t *buf, size_t len)
 {
-    const sim_fault_t *f = &net->fault[src][dst];
-    sim_link_stats_t *st = &net->st[src][dst];
+    const simnet_path_t *pc = &net->path[path];
+    const sim_fault_t *f = &net->fault[src][dst][path];
+    sim_link_stats_t *st = &net->st[src][dst][path];
     st->sent++;
     st->bytes += len;
-    if (blackholed(net, src, dst, net->now)) {
+    if (blackholed(net, src, dst, path, net->now)) {
         st->blackholed++;
         free(buf);
         return;
     }
-    /* Serialisation on the sender's link, in order. */
+    /* Serialisation on the sender's link of this path, in order. */
     uint64_t depart = net->now;
-    if (net->cfg.bandwidth_bps > 0) {
-        uint64_t start = net->tx_free[src] > net->now ? net->tx_free[src] : net->now;
-        if (net->cfg.queue_limit_ns != 0 && start - net->now > net->cfg.queue_limit_ns) {
+    if (pc->bandwidth_bps > 0) {
+        uint64_t *tx_free = &net->tx_free[src][path];
+        uint64_t start = *tx_free > net->now ? *tx_free : net->now;
+        if (pc->queue_limit_ns != 0 && start - net->now > pc->queue_limit_ns) {
             st->tail_dropped++;
             free(buf);
             return;
         }
-        uint64_t ser = (uint64_t) ((double) len * 8e9 / net->cfg.bandwidth_bps);
-        net->tx_free[src] = start + ser;
+        uint64_t ser = (uint64_t) ((double) len * 8e9 / pc->bandwidth_bps);
+        *tx_free = start + ser;
         depart = start + ser;
     }
     if (f->drop > 0 && unit_rand(net) < f->drop) {
@@ -299,14 +371,26 @@ static void schedule(simnet_t *net, unsigned src, unsigned dst, enum esp_channel
         uint8_t *copy = malloc(len ? len : 1);
         memcpy(copy, buf, len);
         st->duplicated++;
-        heap_push(net, arrival(net, src, dst, f, st, ch, depart), src, dst, copy, len);
+        heap_push(net, arrival(net, src, dst, path, f, st, ch, depart), src, dst, path, copy, len);
     }
-    heap_push(net, arrival(net, src, dst, f, st, ch, depart), src, dst, buf, len);
+    heap_push(net, arrival(net, src, dst, path, f, st, ch, depart), src, dst, path, buf, len);
 }
 
 void simnet_send(simnet_t *net, unsigned src, unsigned dst, enum esp_channel ch,
                  const struct iovec *iov, int iovcnt)
 {
+    simnet_send_via(net, src, dst, 0, ch, iov, iovcnt);
+}
+
+unsigned simnet_hook_path(const simnet_t *net) { return net->hook_path; }
+
+void simnet_send_via(simnet_t *net, unsigned src, unsigned dst, unsigned path,
+                     enum esp_channel ch, const struct iovec *iov, int iovcnt)
+{
+    if (path >= net->cfg.paths) {
+        fprintf(stderr, "simnet: %u -> %u by path %u, of %u\n", src, dst, path, net->cfg.paths);
+        abort();
+    }
     size_t len = 0;
     for (int i = 0; i < iovcnt; i++) {
         len += iov[i].iov_len;
@@ -323,14 +407,15 @@ void simnet_send(simnet_t *net, unsigned src, unsigned dst, enum esp_channel ch,
         }
         off += iov[i].iov_len;
     }
+    net->hook_path = path;
     if (net->hook != NULL
         && net->hook(net->hook_arg, src, dst, ch, buf, len, net->now) == SIM_DROP) {
-        net->st[src][dst].sent++;
-        net->st[src][dst].dropped++;
+        net->st[src][dst][path].sent++;
+        net->st[src][dst][path].dropped++;
         free(buf);
         return;
     }
-    schedule(net, src, dst, ch, buf, len);
+    schedule(net, src, dst, path, ch, buf, len);
 }
 
 void simnet_inject(simnet_t *net, unsigned src, unsigned dst, const void *buf, size_t len,
@@ -338,7 +423,7 @@ void simnet_inject(simnet_t *net, unsigned src, unsigned dst, const void *buf, s
 {
     uint8_t *copy = malloc(len ? len : 1);
     memcpy(copy, buf, len);
-    heap_push(net, at < net->now ? net->now : at, src, dst, copy, len);
+    heap_push(net, at < net->now ? net->now : at, src, dst, 0, copy, len);
 }
 
 /* ------------------------------------------------------- slow receivers */
@@ -364,7 +449,7 @@ static void rx_enqueue(simnet_t *net, sim_ev_t ev)
 {
     size_t limit = net->cfg.rx_queue_bytes;
     if (limit != 0 && net->rx_queued[ev.dst] + ev.len > limit) {
-        net->st[ev.src][ev.dst].rx_overflow++;
+        net->st[ev.src][ev.dst][ev.path].rx_overflow++;
         free(ev.buf);
         return;
     }
@@ -405,8 +490,9 @@ uint64_t simnet_run(simnet_t *net, uint64_t until, sim_step_fn step, void *arg)
             sim_ev_t ev = heap_pop(net);
             net->now = ev.t;
             net->events++;
-            if (blackholed(net, ev.src, ev.dst, ev.t)) {
-                net->st[ev.src][ev.dst].blackholed++;
+            sim_link_stats_t *st = &net->st[ev.src][ev.dst][ev.path];
+            if (blackholed(net, ev.src, ev.dst, ev.path, ev.t)) {
+                st->blackholed++;
                 free(ev.buf);
                 continue;
             }
@@ -417,10 +503,11 @@ uint64_t simnet_run(simnet_t *net, uint64_t until, sim_step_fn step, void *arg)
             if (ev.queued) {
                 net->rx_queued[ev.dst] -= ev.len;
             }
-            net->st[ev.src][ev.dst].delivered++;
+            st->delivered++;
+            st->delivered_bytes += ev.len;
             esp_proto_t *e = net->eng[ev.dst];
             if (e != NULL) {
-                esp_proto_input(e, ev.buf, ev.len, net->now);
+                esp_proto_input_via(e, ev.path, ev.buf, ev.len, net->now);
                 esp_proto_tick(e, net->now);
             }
             free(ev.buf);
