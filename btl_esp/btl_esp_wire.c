@@ -35,6 +35,27 @@ static void close_nic(mca_btl_esp_nic_t *nic)
     }
 }
 
+/* The kernel refused a datagram because the way is closed (route gone,
+ * interface down, firewall): the paths that go that way are dead now, not
+ * after the engine's liveness time. Rare: a scan of the peers will do. */
+static void wire_unreachable(void *arg, const ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to,
+                             int err)
+{
+    mca_btl_esp_module_t *m = arg;
+    (void) err;
+    for (uint32_t p = 0; p < m->num_peers; p++) {
+        mca_btl_esp_endpoint_t *ep = opal_pointer_array_get_item(&m->peers, (int) p);
+        for (unsigned k = 0; ep != NULL && k < ep->npaths; k++) {
+            const mca_btl_esp_nic_t *nic = &m->nics[ep->path[k].nic];
+            for (int ch = 0; ch < 2; ch++) {
+                if (&nic->sock[ch] == s && ebtl_sockaddr_equal(&ep->path[k].to[ch], to)) {
+                    esp_proto_path_unreachable(m->proto, ep->peer, k, ebtl_dgram_now_ns());
+                }
+            }
+        }
+    }
+}
+
 int esp_wire_open(mca_btl_esp_module_t *m)
 {
     mca_btl_esp_component_t *c = &mca_btl_esp_component;
@@ -74,6 +95,8 @@ int esp_wire_open(mca_btl_esp_module_t *m)
         return OPAL_ERR_UNREACH;
     }
     ebtl_dgram_txq_init(&m->txq);
+    m->txq.unreachable = wire_unreachable;
+    m->txq.unreachable_arg = m;
     return OPAL_SUCCESS;
 }
 

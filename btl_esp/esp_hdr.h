@@ -50,8 +50,12 @@ enum esp_seg_type {
 /* SACK blocks (flag SACKB): up to this many [start, end) pairs of 32-bit
  * sequence numbers, received beyond ack + 1 + 32 (where reordering across
  * paths, or a long loss burst, puts what the sack bits cannot reach). */
-#define ESP_SACK_BLOCKS_MAX 16
+#define ESP_SACK_BLOCKS_MAX 12
 #define ESP_SACK_BLOCK_LEN 8
+/* The longest ACK: header and blocks, 128 bytes (what a transport copies
+ * of a datagram's first piece: ops.transmit). */
+#define ESP_ACK_MAX_LEN (32 + ESP_SACK_BLOCKS_MAX * ESP_SACK_BLOCK_LEN)
+_Static_assert(ESP_ACK_MAX_LEN <= 128, "an ACK fits the head CRC's reach and a transport's header copy");
 
 /* Common header, every datagram. */
 typedef struct esp_hdr {

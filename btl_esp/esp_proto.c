@@ -178,6 +178,15 @@ int esp_proto_set_paths(esp_proto_t *p, uint32_t peer, unsigned n, const unsigne
     return 0;
 }
 
+void esp_proto_path_unreachable(esp_proto_t *p, uint32_t peer, unsigned path, uint64_t now)
+{
+    now = esp_clock(p, now);
+    esp_conn_t *c = esp_conn_get(p, peer);
+    if (c != NULL && c->state == ESP_ESTABLISHED && path < c->npaths) {
+        esp_path_refused(c, path, now);
+    }
+}
+
 int esp_proto_peer_checksum(esp_proto_t *p, uint32_t peer, bool on)
 {
     esp_conn_t *c = esp_conn_get(p, peer);

@@ -93,8 +93,9 @@ void esp_proto_config_default(esp_proto_config_t *cfg);
 
 typedef struct esp_proto_ops {
     /* Send one datagram to the peer by one of its paths (0 .. the number
-     * given to esp_proto_set_paths - 1). iov[0] is the header (copy it);
-     * the other pieces stay valid until the segment is acknowledged. */
+     * given to esp_proto_set_paths - 1). iov[0] is the header, up to 128
+     * bytes (copy it); the other pieces stay valid until the segment is
+     * acknowledged. */
     void (*transmit)(void *ctx, uint32_t peer, unsigned path, enum esp_channel ch,
                      const struct iovec *iov, int iovcnt);
     /* A fragment, in order; the bytes are valid during the call only. */
@@ -180,6 +181,11 @@ int esp_proto_add_peer(esp_proto_t *p, uint32_t peer, uint64_t id, uint64_t epoc
  * peer is unknown or n is out of range.
  */
 int esp_proto_set_paths(esp_proto_t *p, uint32_t peer, unsigned n, const unsigned *via);
+
+/* The caller could not send by path `path` to peer at all (the route or
+ * the interface is gone): when another path is live, the path is dead now
+ * (its data goes by the others, it is probed until it answers). */
+void esp_proto_path_unreachable(esp_proto_t *p, uint32_t peer, unsigned path, uint64_t now);
 
 /* Checksum every payload byte to and from one peer, or only each
  * datagram's head (before any traffic to it; the handshake turns it on when

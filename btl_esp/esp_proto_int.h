@@ -237,6 +237,7 @@ void esp_seg_free(esp_proto_t *p, esp_seg_t *s);
 void esp_transmit(esp_conn_t *c, unsigned path, esp_hdr_t *h, const void *ext,
                   const struct iovec *payload, int n, enum esp_channel ch);
 void esp_paths_tick(esp_conn_t *c, uint64_t now);
+void esp_path_refused(esp_conn_t *c, unsigned path, uint64_t now);
 void esp_path_heard(esp_conn_t *c, unsigned path, bool answer, uint64_t now);
 
 /* esp_recv.c */

@@ -186,12 +186,22 @@ void esp_transmit(esp_conn_t *c, unsigned path, esp_hdr_t *h, const void *ext,
 {
     esp_proto_t *p = c->p;
     struct iovec iov[ESP_TX_MAX_IOV];
-    uint8_t buf[ESP_HDR_LEN + ESP_EXT_LEN + ESP_CRC_EXT_LEN];
+    uint8_t buf[ESP_ACK_MAX_LEN > ESP_HDR_LEN + ESP_EXT_LEN + ESP_CRC_EXT_LEN
+                    ? ESP_ACK_MAX_LEN : ESP_HDR_LEN + ESP_EXT_LEN + ESP_CRC_EXT_LEN];
     h->version = ESP_WIRE_VERSION;
     h->token = c->peer_token;
     size_t hl = esp_hdr_seal(buf, esp_hdr_encode(h, ext, buf), payload, n, c->crc);
     iov[0].iov_base = buf;
     iov[0].iov_len = hl;
+    if (h->type == ESP_T_ACK) {
+        /* An ACK's payload (SACK blocks) is the caller's, gone when it
+         * returns: it goes in the header piece, which transmit copies. */
+        for (int i = 0; i < n; i++) {
+            memcpy(buf + iov[0].iov_len, payload[i].iov_base, payload[i].iov_len);
+            iov[0].iov_len += payload[i].iov_len;
+        }
+        n = 0;
+    }
     for (int i = 0; i < n; i++) {
         iov[1 + i] = payload[i];
     }
@@ -1211,6 +1221,21 @@ void esp_paths_tick(esp_conn_t *c, uint64_t now)
                 esp_push(c, now);
                 break;
             }
+        }
+    }
+}
+
+/* The wire could not send by path k at all: dead now, when another path
+ * is live (with none, the retransmit and peer timeouts judge). */
+void esp_path_refused(esp_conn_t *c, unsigned k, uint64_t now)
+{
+    if (!c->path[k].up) {
+        return;
+    }
+    for (unsigned j = 0; j < c->npaths; j++) {
+        if (j != k && c->path[j].up) {
+            path_down(c, k, now);
+            return;
         }
     }
 }

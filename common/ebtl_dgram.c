@@ -414,6 +414,16 @@ void ebtl_dgram_txq_init(ebtl_dgram_txq_t *q)
 {
     q->count = 0;
     q->niov = 0;
+    q->unreachable = NULL;
+    q->unreachable_arg = NULL;
+}
+
+/* Errors that close a way (a route, an interface, a firewall rule), as
+ * opposed to a full queue or a datagram too big. */
+static bool way_closed(int e)
+{
+    return e == ENETUNREACH || e == EHOSTUNREACH || e == ENETDOWN || e == EPERM
+           || e == EADDRNOTAVAIL;
 }
 
 int ebtl_dgram_txq_add(ebtl_dgram_txq_t *q, ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to,
@@ -556,6 +566,9 @@ static unsigned flush_run(ebtl_dgram_txq_t *q, txq_msgs_t *m, ebtl_dgram_sock_t 
             /* this one message was refused (EMSGSIZE, ECONNREFUSED...): drop it */
             s->stats.tx_errors += m->segs[k];
             dropped += m->segs[k];
+            if (way_closed(e) && q->unreachable != NULL) {
+                q->unreachable(q->unreachable_arg, s, &q->entry[m->first[k]].to, e);
+            }
             k++;
         }
         if (k >= n) {

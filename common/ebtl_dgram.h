@@ -119,6 +119,12 @@ int ebtl_dgram_send_gso(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, const v
  * UDP_SEGMENT cmsg: the kernel cuts the gathered bytes back into exactly
  * those datagrams. */
 typedef struct ebtl_dgram_txq {
+    /* Told of each datagram the kernel refused for its destination or
+     * interface (ENETUNREACH, EHOSTUNREACH, ENETDOWN, EPERM, EADDRNOTAVAIL:
+     * that way is closed, not just full), with the errno; may be NULL. */
+    void (*unreachable)(void *arg, const ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to,
+                        int err);
+    void *unreachable_arg;
     unsigned count;
     unsigned niov;                       /* of iov[] in use */
     struct ebtl_dgram_txq_entry {
@@ -134,6 +140,7 @@ typedef struct ebtl_dgram_txq {
     struct iovec iov[EBTL_DGRAM_TXQ_LEN * EBTL_DGRAM_MAX_IOV];
 } ebtl_dgram_txq_t;
 
+/* An empty queue with no unreachable callback. */
 void ebtl_dgram_txq_init(ebtl_dgram_txq_t *q);
 /* Queue one datagram (flushes first when full). Returns 0, or -EINVAL when
  * iovcnt or the first entry's length exceeds the limits above. */
