@@ -457,8 +457,12 @@ int ebtl_dgram_txq_add(ebtl_dgram_txq_t *q, ebtl_dgram_sock_t *s, const ebtl_soc
     return 0;
 }
 
-/* The messages of one flush (on the stack), and the entries each carries. */
+/* The messages of one flush (on the stack): the entries in sending order
+ * (ord, grouped by socket and destination), their pieces gathered in that
+ * order, and the first position and datagram count of each message. */
 typedef struct txq_msgs {
+    unsigned ord[EBTL_DGRAM_TXQ_LEN];
+    struct iovec iov[EBTL_DGRAM_TXQ_LEN * EBTL_DGRAM_MAX_IOV];
     struct mmsghdr mm[EBTL_DGRAM_TXQ_LEN];
     union {
         struct cmsghdr align;
@@ -467,33 +471,65 @@ typedef struct txq_msgs {
     unsigned first[EBTL_DGRAM_TXQ_LEN], segs[EBTL_DGRAM_TXQ_LEN];
 } txq_msgs_t;
 
-/* Cut entries [at, end) of one socket into messages m->mm[0..n): with GSO
- * a message carries a run of datagrams to one destination, all of the
- * first one's size but the last, which may be shorter (the kernel cuts the
- * gathered bytes at that size). Returns n. */
-static unsigned build_msgs(ebtl_dgram_txq_t *q, txq_msgs_t *m, const ebtl_dgram_sock_t *s,
+/* Order the queue's entries into m->ord by socket, then destination, each
+ * group in queue order (a peer's datagrams keep their order on each way).
+ * A caller spreading a stream over several ways (esp's paths) interleaves
+ * them; grouped, each way's run goes as one GSO message instead of one
+ * system call per datagram. */
+static void group_entries(const ebtl_dgram_txq_t *q, txq_msgs_t *m, unsigned count)
+{
+    bool placed[EBTL_DGRAM_TXQ_LEN] = {false};
+    unsigned n = 0;
+    for (unsigned i = 0; i < count; i++) {
+        if (placed[i]) {
+            continue;
+        }
+        const struct ebtl_dgram_txq_entry *a = &q->entry[i];
+        for (unsigned j = i; j < count; j++) {
+            const struct ebtl_dgram_txq_entry *e = &q->entry[j];
+            if (!placed[j] && e->sock == a->sock && ebtl_sockaddr_equal(&e->to, &a->to)) {
+                placed[j] = true;
+                m->ord[n++] = j;
+            }
+        }
+    }
+}
+
+/* Append entry e's pieces to m->iov at *niov (its header from its copy). */
+static void gather(const struct ebtl_dgram_txq_entry *e, const ebtl_dgram_txq_t *q,
+                   txq_msgs_t *m, unsigned *niov)
+{
+    memcpy(&m->iov[*niov], &q->iov[e->iov_at], (size_t) e->iovcnt * sizeof(struct iovec));
+    m->iov[*niov].iov_base = (void *) e->hdr;
+    *niov += (unsigned) e->iovcnt;
+}
+
+/* Cut positions [at, end) of m->ord, all of one socket, into messages
+ * m->mm[0..n): with GSO a message carries a run of datagrams to one
+ * destination, all of the first one's size but the last, which may be
+ * shorter (the kernel cuts the gathered bytes at that size). Returns n. */
+static unsigned build_msgs(const ebtl_dgram_txq_t *q, txq_msgs_t *m, const ebtl_dgram_sock_t *s,
                            unsigned at, unsigned end)
 {
     size_t limit = s->family == AF_INET ? IPV4_MAX_PAYLOAD : IPV6_MAX_PAYLOAD;
-    unsigned n = 0;
+    unsigned n = 0, niov = 0;
     while (at < end) {
-        const struct ebtl_dgram_txq_entry *first = &q->entry[at];
+        const struct ebtl_dgram_txq_entry *first = &q->entry[m->ord[at]];
         size_t size = first->len, total = size;
-        unsigned segs = 1, niov = (unsigned) first->iovcnt;
-        q->iov[first->iov_at].iov_base = (void *) first->hdr;
+        unsigned segs = 1, iov_at = niov;
+        gather(first, q, m, &niov);
         unsigned j = at + 1;
         /* an empty or oversize datagram goes alone (and fails alone) */
         if (s->gso && size > 0 && size <= s->max_payload) {
             while (j < end && segs < GSO_MAX_SEGS) {
-                const struct ebtl_dgram_txq_entry *e = &q->entry[j];
+                const struct ebtl_dgram_txq_entry *e = &q->entry[m->ord[j]];
                 if (e->len == 0 || e->len > size || total + e->len > limit ||
-                    niov + (unsigned) e->iovcnt > UIO_MAXIOV ||
+                    niov - iov_at + (unsigned) e->iovcnt > UIO_MAXIOV ||
                     !ebtl_sockaddr_equal(&e->to, &first->to)) {
                     break;
                 }
-                q->iov[e->iov_at].iov_base = (void *) e->hdr;
+                gather(e, q, m, &niov);
                 total += e->len;
-                niov += (unsigned) e->iovcnt;
                 segs++;
                 j++;
                 if (e->len < size) {
@@ -505,8 +541,8 @@ static unsigned build_msgs(ebtl_dgram_txq_t *q, txq_msgs_t *m, const ebtl_dgram_
         memset(&m->mm[n], 0, sizeof(m->mm[n]));
         h->msg_name = (void *) &first->to.u;
         h->msg_namelen = first->to.len;
-        h->msg_iov = &q->iov[first->iov_at];
-        h->msg_iovlen = niov;
+        h->msg_iov = &m->iov[iov_at];
+        h->msg_iovlen = niov - iov_at;
         if (segs > 1) {
             set_segment_cmsg(h, m->ctrl[n].buf, sizeof(m->ctrl[n].buf), size);
         }
@@ -518,7 +554,7 @@ static unsigned build_msgs(ebtl_dgram_txq_t *q, txq_msgs_t *m, const ebtl_dgram_
     return n;
 }
 
-/* Send entries [at, end) of the queue, all of socket s; returns how many
+/* Send positions [at, end) of m->ord, all of socket s; returns how many
  * datagrams were dropped. */
 static unsigned flush_run(ebtl_dgram_txq_t *q, txq_msgs_t *m, ebtl_dgram_sock_t *s, unsigned at,
                           unsigned end)
@@ -567,7 +603,7 @@ static unsigned flush_run(ebtl_dgram_txq_t *q, txq_msgs_t *m, ebtl_dgram_sock_t 
             s->stats.tx_errors += m->segs[k];
             dropped += m->segs[k];
             if (way_closed(e) && q->unreachable != NULL) {
-                q->unreachable(q->unreachable_arg, s, &q->entry[m->first[k]].to, e);
+                q->unreachable(q->unreachable_arg, s, &q->entry[m->ord[m->first[k]]].to, e);
             }
             k++;
         }
@@ -582,12 +618,13 @@ unsigned ebtl_dgram_txq_flush(ebtl_dgram_txq_t *q)
 {
     txq_msgs_t m;
     unsigned dropped = 0, i = 0, count = q->count;
+    group_entries(q, &m, count);
     q->count = 0;
     q->niov = 0;
     while (i < count) {
-        ebtl_dgram_sock_t *s = q->entry[i].sock;
+        ebtl_dgram_sock_t *s = q->entry[m.ord[i]].sock;
         unsigned j = i + 1;
-        while (j < count && q->entry[j].sock == s) {
+        while (j < count && q->entry[m.ord[j]].sock == s) {
             j++;
         }
         dropped += flush_run(q, &m, s, i, j);

@@ -114,10 +114,11 @@ int ebtl_dgram_send_gso(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, const v
 /* A send queue: datagrams collected during one pass and sent with one
  * sendmmsg per socket at flush. The first iovec entry (<= EBTL_DGRAM_HDR_COPY
  * bytes) is copied; later entries must stay valid until the flush.
- * On a socket with s->gso, consecutive datagrams to one destination of one
- * size (the last of a run may be shorter) go as one message with a
- * UDP_SEGMENT cmsg: the kernel cuts the gathered bytes back into exactly
- * those datagrams. */
+ * At flush the datagrams are grouped by socket and destination, each group
+ * in queue order. On a socket with s->gso, a group's datagrams of one size
+ * (the last of a run may be shorter) go as one message with a UDP_SEGMENT
+ * cmsg: the kernel cuts the gathered bytes back into exactly those
+ * datagrams. */
 typedef struct ebtl_dgram_txq {
     /* Told of each datagram the kernel refused for its destination or
      * interface (ENETUNREACH, EHOSTUNREACH, ENETDOWN, EPERM, EADDRNOTAVAIL:
@@ -135,8 +136,8 @@ typedef struct ebtl_dgram_txq {
         int iovcnt;
         unsigned char hdr[EBTL_DGRAM_HDR_COPY];
     } entry[EBTL_DGRAM_TXQ_LEN];
-    /* Every entry's pieces in queue order: a run of entries is one gather
-     * list as it stands, so a GSO message needs no copy. */
+    /* Every entry's pieces in queue order; the flush gathers them again
+     * grouped by socket and destination (a GSO message is one run). */
     struct iovec iov[EBTL_DGRAM_TXQ_LEN * EBTL_DGRAM_MAX_IOV];
 } ebtl_dgram_txq_t;
 

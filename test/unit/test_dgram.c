@@ -209,8 +209,9 @@ static void gathered_send(void)
 }
 
 /* 40 datagrams of varying sizes from two senders through one queue: the
- * headers are copied at add (their storage is reused at once), all arrive in
- * order, byte-exact, from the right sender. */
+ * headers are copied at add (their storage is reused at once), all arrive
+ * byte-exact from the right sender, each sender's in order (the flush sends
+ * one socket's group after the other's). */
 static void txq_batch(void)
 {
     enum { N = 40 };
@@ -247,16 +248,18 @@ static void txq_batch(void)
     unsigned n = recv_wait(&b, got, N + 4, N, EBTL_DGRAM_RX_BATCH, 1000);
     CHECK(n == N);
     int bad = 0;
-    for (unsigned i = 0; i < n && i < N; i++) {
+    for (unsigned k = 0; k < n && k < N; k++) {
+        /* a's 30 (0..19, 30..39) then c's 10 (20..29) */
+        unsigned i = k < 20 ? k : k < 30 ? k + 10 : k - 10;
         unsigned id;
-        memcpy(&id, got[i].data, sizeof(id));
+        memcpy(&id, got[k].data, sizeof(id));
         size_t hl = 4 + i % 3 * 40;
         unsigned char want[9000 + EBTL_DGRAM_HDR_COPY];
         memset(want, (int) i, hl);
         memcpy(want, &i, sizeof(i));
         memcpy(want + hl, payload[i], len[i] - hl);
-        bad += id != i || got[i].len != len[i] || memcmp(got[i].data, want, len[i]) != 0;
-        bad += !ebtl_sockaddr_equal(&got[i].from, i >= 20 && i < 30 ? &c.local : &a.local);
+        bad += id != i || got[k].len != len[i] || memcmp(got[k].data, want, len[i]) != 0;
+        bad += !ebtl_sockaddr_equal(&got[k].from, i >= 20 && i < 30 ? &c.local : &a.local);
     }
     CHECK(bad == 0);
     got_free(got, n < N + 4 ? n : N + 4);
@@ -668,6 +671,23 @@ static void txq_gso_interleaved(void)
     CHECK(r.bad == 0 && r.tx_gso == 0);
 }
 
+/* Equal datagrams to 3 destinations in strict turn (a stream spread over
+ * paths): the flush groups each destination's, so they go as GSO messages
+ * of many datagrams, not one system call per datagram; each receiver gets
+ * its own in order. */
+static void txq_gso_alternating(void)
+{
+    enum { N = 3 * EBTL_DGRAM_TXQ_LEN };
+    dg_spec_t spec[N];
+    for (unsigned i = 0; i < N; i++) {
+        spec[i] = (dg_spec_t){i % 3, 56, 1472};
+    }
+    txq_result_t r = txq_case(spec, N, 3, 0, false, false);
+    CHECK(r.bad == 0 && r.tx_errors == 0);
+    /* 3 flushes of 64 entries, 3 destinations each: 9 messages, not 192 */
+    CHECK(r.tx_gso >= 9 && r.tx_gso <= 12);
+}
+
 /* Many small equal datagrams: no message carries more than 64 (older
  * kernels' UDP_MAX_SEGMENTS, refused beyond), all arrive. */
 static void txq_gso_many_small(void)
@@ -996,6 +1016,7 @@ int main(int argc, char **argv)
     RUN("dgram", txq_gso_equal_runs);
     RUN("dgram", txq_gso_mixed_sizes);
     RUN("dgram", txq_gso_interleaved);
+    RUN("dgram", txq_gso_alternating);
     RUN("dgram", txq_gso_many_small);
     RUN("dgram", txq_gso_refused_fallback);
     RUN("dgram", txq_gso_refused_datagram);
