@@ -157,6 +157,10 @@ struct esp_conn {
     uint64_t rtt_peak_at_ns;       /* ... the current one began then */
     unsigned reo_shift;            /* reordering allowance: min_rtt / 4 << reo_shift */
     uint32_t sack_high;            /* after the highest segment sacked (SACK bits or blocks) */
+    /* The latest ACK's blocks stopped at their limit: what lies between the
+     * SACK bits and its oldest block went unreported, neither received nor
+     * missing (sack_unsure_to, after the bits' reach, when there is none). */
+    uint32_t sack_unsure_to;
     struct esp_resent *resent_log; /* the latest ESP_RESENT_LOG resends (NULL before any) */
     uint32_t resent_next;
     bool tlp_out;                  /* a tail probe is out, no new data acknowledged since */

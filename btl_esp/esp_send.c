@@ -42,7 +42,7 @@ void esp_send_init(esp_conn_t *c)
 {
     esp_proto_t *p = c->p;
     c->snd_isn = p->cfg.isn != 0 ? p->cfg.isn : (uint32_t) esp_rand(p);
-    c->snd_una = c->snd_nxt = c->sack_high = c->snd_isn;
+    c->snd_una = c->snd_nxt = c->sack_high = c->sack_unsure_to = c->snd_isn;
     c->path = &c->path0;
     c->npaths = 1;
     c->path[0].up = true;
@@ -787,16 +787,31 @@ static uint32_t reportable_end(const esp_conn_t *c)
     return esp_seq_gt(end, c->snd_nxt) ? c->snd_nxt : end;
 }
 
+/* Did the latest ACK tell whether q arrived? Not beyond what it can report
+ * (reportable_end: later segments were sent later), nor between its SACK
+ * bits and its oldest block when it had more ranges than blocks: over
+ * several paths the holes a slower path leaves outnumber the blocks, and
+ * an unreported segment taken for lost is a spurious resend and a window
+ * cut. A real loss there comes within the bits as the ACK advances. */
+static bool ack_reported(const esp_conn_t *c, uint32_t q)
+{
+    if (!esp_seq_lt(q, reportable_end(c))) {
+        return false;
+    }
+    uint32_t bits_end = c->snd_una + ESP_SACK_BITS + 1;
+    return esp_seq_lt(q, bits_end) || !esp_seq_lt(q, c->sack_unsure_to);
+}
+
 /* Send again what order and time say is lost; arm the timer of what will
- * be once the reordering allowance passes. Only segments an ACK can report
- * on (reportable_end) are looked at: later ones were sent later. */
+ * be once the reordering allowance passes. Only segments the ACK reported
+ * on (ack_reported) are looked at. */
 static void rack_detect(esp_conn_t *c, uint64_t now)
 {
     esp_proto_t *p = c->p;
     uint32_t end = reportable_end(c);
     for (uint32_t q = c->snd_una; q != end; q++) {
         esp_seg_t *s = c->sring[q & (c->scap - 1)];
-        if (s == NULL || s->sacked || on_resend_queue(p, s)
+        if (s == NULL || s->sacked || on_resend_queue(p, s) || !ack_reported(c, q)
             || !sent_before_rack(c, s, seg_channel(c, s))) {
             continue;
         }
@@ -920,6 +935,31 @@ static void sack_one(esp_conn_t *c, uint32_t q, size_t newly[], esp_seg_t **newe
     }
 }
 
+/*
+ * Is this ACK as new as any before it? What the receiver has only grows,
+ * so an ACK reporting less far than the farthest reported (sack_high)
+ * left it before another we already read: over several paths ACKs come
+ * back by different ways, and the reader drains one socket after another.
+ * Its reports are true but old: a hole it shows may have filled since, so
+ * it must not make a segment look lost (RACK), nor say what went
+ * unreported.
+ */
+static bool ack_is_fresh(const esp_conn_t *c, const esp_parsed_t *d)
+{
+    const esp_hdr_t *h = &d->h;
+    uint32_t far = h->ack;
+    if (h->sack != 0) {
+        far = h->ack + 1 + (uint32_t) (31 - __builtin_clz(h->sack)) + 1;
+    }
+    if ((h->flags & ESP_F_SACKB) && d->payload_len >= ESP_SACK_BLOCK_LEN) {
+        uint32_t to = esp_get32(d->payload + 4);   /* the newest block's end */
+        if (esp_seq_gt(to, far) && esp_seq_le(to, c->snd_nxt)) {
+            far = to;
+        }
+    }
+    return !esp_seq_lt(far, c->sack_high);
+}
+
 void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
 {
     const esp_hdr_t *h = &d->h;
@@ -985,6 +1025,9 @@ void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
     if (esp_seq_lt(c->sack_high, c->snd_una)) {
         c->sack_high = c->snd_una;
     }
+    if (esp_seq_lt(c->sack_unsure_to, c->snd_una)) {
+        c->sack_unsure_to = c->snd_una;
+    }
     /* Selective acknowledgement of ack+1 .. ack+32 (bits), and of ranges
      * beyond (blocks). The receiver answers an out-of-order segment at
      * once, so the newest segment newly sacked, if sent once and newer
@@ -993,6 +1036,7 @@ void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
      * report segments that arrived long ago. */
     esp_seg_t *newest = NULL;
     uint32_t high_before = c->sack_high;
+    bool fresh = ack_is_fresh(c, d);
     if (h->sack != 0 && c->snd_una != c->snd_nxt) {
         for (int i = 31; i >= 0; i--) {
             uint32_t q = ack + 1 + (uint32_t) i;
@@ -1001,7 +1045,11 @@ void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
             }
         }
     }
+    if (h->type == ESP_T_ACK && fresh) {
+        c->sack_unsure_to = ack;   /* a standalone ACK reports what it can */
+    }
     if ((h->flags & ESP_F_SACKB) && c->snd_una != c->snd_nxt) {
+        size_t nblocks = d->payload_len / ESP_SACK_BLOCK_LEN;
         for (size_t b = 0; b + ESP_SACK_BLOCK_LEN <= d->payload_len; b += ESP_SACK_BLOCK_LEN) {
             uint32_t from = esp_get32(d->payload + b), to = esp_get32(d->payload + b + 4);
             /* Untrusted: only what we sent and have not seen acknowledged. */
@@ -1009,6 +1057,9 @@ void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
                 || to - from > p->cfg.window) {
                 p->stats.malformed++;
                 break;
+            }
+            if (nblocks >= ESP_SACK_BLOCKS_MAX && fresh) {
+                c->sack_unsure_to = from;   /* newest first: the last is the oldest */
             }
             for (uint32_t q = from; q != to; q++) {
                 sack_one(c, q, newly, &newest, now);
@@ -1036,7 +1087,7 @@ void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
             pa->cwnd = cap;
         }
     }
-    if (c->snd_una != c->snd_nxt) {
+    if (c->snd_una != c->snd_nxt && fresh) {
         rack_detect(c, now);
     }
     esp_push(c, now);
@@ -1062,7 +1113,7 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
     }
     /* The reordering allowance of a segment overtaken has passed. */
     bool reportable = esp_seq_lt(s->seq, reportable_end(c));
-    if (!s->sacked && reportable && sent_before_rack(c, s, seg_channel(c, s))
+    if (!s->sacked && ack_reported(c, s->seq) && sent_before_rack(c, s, seg_channel(c, s))
         && rack_deadline(c, s) <= now) {
         resend_lost(c, s, now);
         return;

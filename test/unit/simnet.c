@@ -16,6 +16,7 @@ typedef struct sim_ev {
     uint16_t src, dst;
     uint8_t path;
     bool queued;         /* arrived, in the receiver's queue: read at t */
+    bool polled;         /* arrived, waiting for the reader's poll at t */
 } sim_ev_t;
 
 #define NN SIMNET_MAX_NODES
@@ -498,6 +499,14 @@ uint64_t simnet_run(simnet_t *net, uint64_t until, sim_step_fn step, void *arg)
             }
             if (rx_model(net) && !ev.queued) {
                 rx_enqueue(net, ev);
+                continue;
+            }
+            if (net->cfg.rx_poll_ns > 0 && !ev.polled) {
+                /* read at the next poll, after the lower paths' sockets */
+                uint64_t poll = net->cfg.rx_poll_ns;
+                ev.t = (ev.t / poll + 1) * poll + ev.path;
+                ev.polled = true;
+                heap_push_ev(net, ev);
                 continue;
             }
             if (ev.queued) {

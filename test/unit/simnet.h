@@ -72,6 +72,11 @@ typedef struct simnet_config {
     uint64_t rx_dgram_ns;
     size_t rx_queue_bytes;
     uint64_t rx_stall_every_ns, rx_stall_ns;
+    /* A reader that polls (the BTL's progress loop): what arrives is read
+     * at the next multiple of rx_poll_ns, one path's socket after the
+     * other (path 0's datagrams first), so a newer datagram by a lower
+     * path is read before an older one by a higher path. 0: at once. */
+    uint64_t rx_poll_ns;
 } simnet_config_t;
 
 /* One path's figures (the meaning of the config's fields of the same names;

@@ -2605,6 +2605,37 @@ static void mp_reorder(void)
     world_fini(&w);
 }
 
+/*
+ * Three paths, one much slower (2 ms against 50 and 150 us), read by a
+ * polling reader (simnet's rx_poll_ns: every 500 us, one path's socket
+ * after the other), as the BTL's progress loop reads its NICs: ACKs that
+ * came back by different paths are read out of order, an older one after
+ * a newer. An old ACK's holes, and what a full set of SACK blocks leaves
+ * unreported, must not read as losses.
+ *
+ * Was 0.29 % of the segments resent for nothing (each a window cut); on
+ * the emulated cluster, 3 x 1 Gbit/s, 0.3-1.8 %, until RACK looked only at
+ * ACKs as new as the newest (ack_is_fresh) and at what they reported
+ * (ack_reported).
+ */
+static void mp_ack_order(void)
+{
+    world_t w;
+    mp_world(&w, 90, 3);
+    w.netcfg.rx_poll_ns = 500 * US;
+    world_start(&w);
+    mp_path(&w, 0, 1e9, 50 * US);
+    mp_path(&w, 1, 1e9, 2 * MS);
+    mp_path(&w, 2, 1e9, 150 * US);
+    mp_snap_t a, b;
+    mp_stream(&w, 2400, &a, &b);
+    mp_report("3 x 1 Gbit/s, 50 us / 2 ms / 150 us, read every 500 us", &w, &a, &b);
+    CHECK(mp_goodput(&a, &b) >= 2 * mp_one_path(1e9));
+    CHECK(b.tx.path_down == 0);
+    CHECK(b.rx.duplicates * 2000 <= b.tx.segs_tx);
+    world_fini(&w);
+}
+
 /* What a receiver with the rx model drains, payload bytes/s. */
 static double mp_drain(const world_t *w)
 {
@@ -2878,6 +2909,7 @@ int main(int argc, char **argv)
     CASE(mp_both_dead, false);
     CASE(mp_asym_loss, false);
     CASE(mp_reorder, false);
+    CASE(mp_ack_order, false);
     CASE(mp_loaded_live, false);
     CASE(mp_oneway, false);
     CASE(mp_dead_at_start, false);
