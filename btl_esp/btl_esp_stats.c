@@ -10,11 +10,15 @@
 #include "btl_esp.h"
 #include "btl_esp_endpoint.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "ebtl_stats.h"
+
+#include <opal/mca/base/mca_base_pvar.h>
 
 typedef struct esp_counter {
     ebtl_counter_t id;      /* name and help */
@@ -70,9 +74,131 @@ static void collect(uint64_t *v)
 
 static const ebtl_stats_t stats = {counters, NCOUNTERS, sizeof(counters[0]), collect};
 
+/* ------------------------------------------------------------- per NIC */
+
+/* What every peer's paths by one of our NICs carried (module NIC order,
+ * the order the finalize lines name them in). */
+typedef struct nic_totals {
+    uint64_t segs_tx, bytes_tx, segs_rx, bytes_rx, path_down, path_up, paths_dead;
+} nic_totals_t;
+
+typedef struct nic_counter {
+    ebtl_counter_t id;
+    size_t offset;          /* in nic_totals_t */
+    bool level;             /* a state now, not a count */
+} nic_counter_t;
+
+#define N(field, level, help) {{"nic_" #field, help}, offsetof(nic_totals_t, field), level}
+static const nic_counter_t nic_counters[] = {
+    N(segs_tx, false, "Per NIC: data segments sent by paths through it, resends included"),
+    N(bytes_tx, false, "Per NIC: payload bytes sent by paths through it, resends included"),
+    N(segs_rx, false, "Per NIC: data segments accepted that came in through it"),
+    N(bytes_rx, false, "Per NIC: payload bytes accepted that came in through it"),
+    N(path_down, false, "Per NIC: times a path through it was declared dead"),
+    N(path_up, false, "Per NIC: times a dead path through it answered and carried data again"),
+    N(paths_dead, true, "Per NIC: paths through it to connected peers that are dead now"),
+};
+#undef N
+#define NNIC_COUNTERS (sizeof(nic_counters) / sizeof(nic_counters[0]))
+
+/* t[0 .. m->num_nics): each NIC's totals over every peer's paths. */
+static void nic_collect(const mca_btl_esp_module_t *m, nic_totals_t *t)
+{
+    memset(t, 0, m->num_nics * sizeof(*t));
+    if (m->proto == NULL) {
+        return;
+    }
+    for (uint32_t p = 0; p < m->num_peers; p++) {
+        esp_peer_info_t info;
+        esp_proto_peer_info(m->proto, p, &info);
+        esp_path_info_t pi;
+        for (unsigned k = 0; k < esp_proto_path_info(m->proto, p, k, &pi); k++) {
+            if (pi.via >= m->num_nics) {
+                continue;
+            }
+            nic_totals_t *n = &t[pi.via];
+            n->segs_tx += pi.segs_tx;
+            n->bytes_tx += pi.bytes_tx;
+            n->segs_rx += pi.segs_rx;
+            n->bytes_rx += pi.bytes_rx;
+            n->path_down += pi.downs;
+            n->path_up += pi.ups;
+            n->paths_dead += info.connected && !pi.up;
+        }
+    }
+}
+
+/* An MPI_T handle holds one value per NIC. */
+static int nic_pvar_notify(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t event, void *obj,
+                           int *count)
+{
+    (void) pvar;
+    (void) obj;
+    if (event == MCA_BASE_PVAR_HANDLE_BIND) {
+        const mca_btl_esp_module_t *m = mca_btl_esp_component.module;
+        *count = m != NULL && m->num_nics > 0 ? (int) m->num_nics : 1;
+    }
+    return OPAL_SUCCESS;
+}
+
+static int nic_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    const nic_counter_t *c = pvar->ctx;
+    const mca_btl_esp_module_t *m = mca_btl_esp_component.module;
+    unsigned long long *out = value;
+    (void) obj;
+    if (m == NULL || m->num_nics == 0) {
+        out[0] = 0;
+        return OPAL_SUCCESS;
+    }
+    nic_totals_t t[m->num_nics];
+    nic_collect(m, t);
+    for (size_t i = 0; i < m->num_nics; i++) {
+        out[i] = *(const uint64_t *) ((const char *) &t[i] + c->offset);
+    }
+    return OPAL_SUCCESS;
+}
+
 void esp_stats_register_pvars(void)
 {
-    ebtl_stats_register_pvars(&mca_btl_esp_component.base.super.btl_version, &stats);
+    static bool done;
+    mca_base_component_t *comp = &mca_btl_esp_component.base.super.btl_version;
+    ebtl_stats_register_pvars(comp, &stats);
+    if (done) {
+        return;
+    }
+    done = true;
+    for (size_t i = 0; i < NNIC_COUNTERS; i++) {
+        const nic_counter_t *c = &nic_counters[i];
+        (void) mca_base_component_pvar_register(
+            comp, c->id.name, c->id.help, OPAL_INFO_LVL_4,
+            c->level ? MCA_BASE_PVAR_CLASS_LEVEL : MCA_BASE_PVAR_CLASS_COUNTER,
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, nic_pvar_read, NULL,
+            nic_pvar_notify, (void *) c);
+    }
+}
+
+/* One line per NIC: what its paths carried, and how often they failed. */
+static void nic_report(const mca_btl_esp_module_t *m, unsigned rank)
+{
+    if (m->num_nics == 0) {
+        return;
+    }
+    nic_totals_t t[m->num_nics];
+    nic_collect(m, t);
+    for (size_t i = 0; i < m->num_nics; i++) {
+        char line[512];
+        size_t len = 0;
+        for (size_t k = 0; k < NNIC_COUNTERS && len < sizeof(line); k++) {
+            len += (size_t) snprintf(line + len, sizeof(line) - len, " %s=%llu",
+                                     nic_counters[k].id.name + 4,
+                                     (unsigned long long) *(const uint64_t *) ((const char *) &t[i]
+                                                                 + nic_counters[k].offset));
+        }
+        opal_output(0, "btl esp stats rank %u: nic %zu (%s)%s", rank, i, m->nics[i].iface.name,
+                    line);
+    }
 }
 
 void esp_stats_report(mca_btl_esp_module_t *m)
@@ -104,10 +230,12 @@ void esp_stats_report(mca_btl_esp_module_t *m)
                 for (unsigned k = 0; k < esp_proto_path_info(m->proto, p, k, &pi); k++) {
                     opal_output(0, "btl esp stats rank %u: peer %u path %u (%s) %s srtt_us=%.1f "
                                 "min_rtt_us=%.1f cwnd=%zu flight=%zu segs_tx=%llu bytes_tx=%llu "
-                                "downs=%llu", rank, p, k, m->nics[pi.via].iface.name,
-                                pi.up ? "up" : "down", pi.srtt_ns / 1e3, pi.min_rtt_ns / 1e3,
-                                pi.cwnd, pi.flight, (unsigned long long) pi.segs_tx,
-                                (unsigned long long) pi.bytes_tx, (unsigned long long) pi.downs);
+                                "segs_rx=%llu bytes_rx=%llu downs=%llu ups=%llu", rank, p, k,
+                                m->nics[pi.via].iface.name, pi.up ? "up" : "down",
+                                pi.srtt_ns / 1e3, pi.min_rtt_ns / 1e3, pi.cwnd, pi.flight,
+                                (unsigned long long) pi.segs_tx, (unsigned long long) pi.bytes_tx,
+                                (unsigned long long) pi.segs_rx, (unsigned long long) pi.bytes_rx,
+                                (unsigned long long) pi.downs, (unsigned long long) pi.ups);
                 }
             }
         }
@@ -116,6 +244,8 @@ void esp_stats_report(mca_btl_esp_module_t *m)
                 "peer_state_bytes=%zu idle_peer_heap_bytes=%zu", rank, m->num_peers, connected,
                 connected ? (double) srtt_sum / connected / 1e3 : 0.0, mem,
                 m->base.add_procs_peers ? m->base.add_procs_heap / m->base.add_procs_peers : 0);
+
+    nic_report(m, rank);
 
     /* The wire: datagrams, GSO sends and GRO reads, kernel refusals, the
      * test-only fault layer, and this process's CPU time (per MB moved, the

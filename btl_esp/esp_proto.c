@@ -677,7 +677,10 @@ unsigned esp_proto_path_info(const esp_proto_t *p, uint32_t peer, unsigned i,
         info->flight = pa->flight;
         info->segs_tx = pa->segs_tx;
         info->bytes_tx = pa->bytes_tx;
+        info->segs_rx = pa->segs_rx;
+        info->bytes_rx = pa->bytes_rx;
         info->downs = pa->downs;
+        info->ups = pa->ups;
     }
     return c->npaths;
 }

@@ -146,7 +146,8 @@ typedef struct esp_path_info {
     uint64_t srtt_ns, min_rtt_ns;
     size_t cwnd, flight;               /* its congestion window, bytes out on it */
     uint64_t segs_tx, bytes_tx;        /* segments and bytes sent on it, resends included */
-    uint64_t downs;                    /* times it was declared dead */
+    uint64_t segs_rx, bytes_rx;        /* data from the peer accepted after coming by it */
+    uint64_t downs, ups;               /* times it was declared dead, and came back */
 } esp_path_info_t;
 
 /* Per-peer figures for the finalize report. */

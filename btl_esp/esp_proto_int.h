@@ -113,7 +113,8 @@ typedef struct esp_path {
     bool rate_full;                /* its window was full during the interval */
     uint64_t probe_next_ns;        /* down: when to probe it next */
     bool probed;                   /* down: a probe went out since */
-    uint64_t segs_tx, bytes_tx, downs;
+    uint64_t segs_tx, bytes_tx, downs, ups;
+    uint64_t segs_rx, bytes_rx;    /* data from the peer accepted after coming by it */
 } esp_path_t;
 
 struct esp_conn {

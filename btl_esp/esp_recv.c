@@ -446,6 +446,8 @@ void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
     drain_note(p, d->payload_len, now);
     p->stats.segs_rx++;
     p->stats.bytes_rx += d->payload_len;
+    c->path[c->rx_path].segs_rx++;
+    c->path[c->rx_path].bytes_rx += d->payload_len;
     c->unacked++;
     if (off != 0) {
         c->rx_ahead++;

@@ -1309,6 +1309,7 @@ void esp_path_heard(esp_conn_t *c, unsigned k, bool answer, uint64_t now)
     pa->owe_since_ns = 0;
     if (!pa->up && pa->probed) {
         pa->up = true;
+        pa->ups++;
         c->p->stats.path_up++;
         path_restart(c, pa, now);
     }
