@@ -3,11 +3,18 @@
  * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
  */
 /* Unit tests of modex address records (common/ebtl_modex.c): round trip, and
- * every kind of malformed record is refused without reading out of bounds. */
+ * every kind of malformed record is refused without reading out of bounds;
+ * and the kernel's route lookup (common/ebtl_route.c). */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <net/if.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ebtl_modex.h"
+#include "ebtl_route.h"
 #include "unit.h"
 
 static uint64_t epoch;
@@ -148,6 +155,81 @@ static void path_choice(void)
     CHECK(ebtl_modex_choose_path(ifs, 3, peer, 3, false, &nic) == -1);   /* no family in common */
 }
 
+/* ---- the kernel's routes (no privileges needed) */
+static int lookup4(const char *a)
+{
+    unsigned char b[4];
+    inet_pton(AF_INET, a, b);
+    return ebtl_route_oif(AF_INET, b);
+}
+
+static int lookup6(const char *a)
+{
+    unsigned char b[16];
+    inet_pton(AF_INET6, a, b);
+    return ebtl_route_oif(AF_INET6, b);
+}
+
+static void route_loopback(void)
+{
+    int lo = (int) if_nametoindex("lo");
+    CHECK(lo > 0);
+    CHECK(lookup4("127.0.0.1") == lo);
+    CHECK(lookup4("127.0.0.2") == lo);
+    FILE *f = fopen("/proc/sys/net/ipv6/conf/lo/disable_ipv6", "r");
+    int off = 1;
+    if (f != NULL) {
+        if (fscanf(f, "%d", &off) != 1) {
+            off = 1;
+        }
+        fclose(f);
+    }
+    if (off == 0) {
+        CHECK(lookup6("::1") == lo);
+    } else {
+        printf("    note: IPv6 off on lo: ::1 not checked\n");
+    }
+    unsigned char b[16] = {0};
+    CHECK(ebtl_route_oif(AF_UNIX, b) == -1);
+    CHECK(ebtl_route_oif(AF_INET, NULL) == -1);
+}
+
+/* No route: -1. In this host's namespace only when it has no default route
+ * (198.51.100.0/24 is documentation space, in no table); always in a fresh
+ * network namespace of a child (nothing up, no route at all), when the
+ * kernel lets us make one. */
+static void route_unroutable(void)
+{
+    int here = lookup4("198.51.100.7");
+    char name[IF_NAMESIZE];
+    if (here == -1) {
+        CHECK(lookup4("198.51.100.7") == -1);
+    } else {
+        CHECK(if_indextoname((unsigned) here, name) != NULL);
+        printf("    note: this host routes 198.51.100.7 (by %s: a default route?): "
+               "the check that no route gives -1 runs in a fresh namespace only\n",
+               if_indextoname((unsigned) here, name) ? name : "?");
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (unshare(CLONE_NEWNET) != 0 && unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) {
+            _exit(3);
+        }
+        int bad = lookup4("198.51.100.7") != -1 || lookup4("10.0.0.1") != -1
+                  || lookup6("2001:db8::7") != -1;
+        _exit(bad ? 1 : 0);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+        printf("    note: no network namespace could be made here: no-route check %s\n",
+               here == -1 ? "done in this namespace only" : "skipped");
+    } else {
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     unit_init(argc, argv);
@@ -156,5 +238,7 @@ int main(int argc, char **argv)
     RUN("modex", malformed_records_refused);
     RUN("modex", every_mutation_is_safe);
     RUN("modex", path_choice);
+    RUN("route", route_loopback);
+    RUN("route", route_unroutable);
     return UNIT_RESULT();
 }
