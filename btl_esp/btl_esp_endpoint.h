@@ -29,6 +29,7 @@ struct mca_btl_base_endpoint_t {
     unsigned npaths;               /* ways to it, each a path of the engine */
     struct {
         size_t nic;                /* which of our NICs */
+        bool routed;               /* its address is not on that NIC's subnet */
         ebtl_sockaddr_t to[2];     /* its address on that network, by channel */
     } path[ESP_MAX_PATHS];
 };
