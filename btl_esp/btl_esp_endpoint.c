@@ -30,7 +30,8 @@ int esp_endpoint_choose_paths(const mca_btl_esp_module_t *m, const ebtl_modex_ad
     for (size_t i = 0; i < m->num_nics; i++) {
         ifs[i] = m->nics[i].iface;
     }
-    int n = ebtl_modex_choose_paths(ifs, m->num_nics, addrs, naddrs, same_host, nic, addr, max);
+    int n = ebtl_modex_choose_paths(ifs, m->num_nics, addrs, naddrs, same_host, &ebtl_route_kernel,
+                                    nic, addr, max);
     free(ifs);
     return n;
 }

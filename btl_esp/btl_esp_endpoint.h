@@ -29,6 +29,7 @@ struct mca_btl_base_endpoint_t {
     unsigned npaths;               /* ways to it, each a path of the engine */
     struct {
         size_t nic;                /* which of our NICs */
+        bool routed;               /* its address is not on that NIC's subnet */
         ebtl_sockaddr_t to[2];     /* its address on that network, by channel */
     } path[ESP_MAX_PATHS];
 };
@@ -36,8 +37,10 @@ typedef struct mca_btl_base_endpoint_t mca_btl_esp_endpoint_t;
 OBJ_CLASS_DECLARATION(mca_btl_esp_endpoint_t);
 
 /*
- * Choose the paths to a peer from its published addresses: each NIC of ours
- * on the same subnet as one of its addresses (loopback alone, and only when
+ * Choose the paths to a peer from its published addresses
+ * (ebtl_modex_choose_paths with the kernel's routes): each NIC of ours on
+ * the same subnet as one of its addresses, then each other NIC of ours the
+ * route to one of its addresses leaves by (loopback alone, and only when
  * the peer is on this host), at most max. Fills nic[] and addr[] (indexes
  * into addrs); returns how many, 0 when no NIC of ours can reach it.
  */

@@ -182,6 +182,7 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
         ebtl_sockaddr_set(&ep->path[k].to[ESP_CH_DATA], family, a->addr, a->port);
         ebtl_sockaddr_set(&ep->path[k].to[ESP_CH_PRIO], family, a->addr, a->port2);
         ep->path[k].nic = nic[k];
+        ep->path[k].routed = !ebtl_modex_on_link(&m->nics[nic[k]].iface, a);
         via[k] = (unsigned) nic[k];
         size_t ours = m->nics[nic[k]].sock[ESP_CH_DATA].max_payload;
         size_t theirs = a->mtu > ip_udp ? a->mtu - ip_udp : 0;
@@ -209,10 +210,10 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
     for (unsigned k = 0; k < ep->npaths; k++) {
         char a_buf[64];
         m->nics[ep->path[k].nic].active = true;
-        EBTL_VERBOSE(20, "btl esp: rank %u path %u via %s, datagrams up to %zu bytes",
-                     proc->proc_name.vpid, k,
+        EBTL_VERBOSE(20, "btl esp: rank %u path %u via %s to %s%s, datagrams up to %zu bytes",
+                     proc->proc_name.vpid, k, m->nics[ep->path[k].nic].iface.name,
                      ebtl_sockaddr_format(&ep->path[k].to[ESP_CH_DATA], a_buf, sizeof(a_buf)),
-                     max);
+                     ep->path[k].routed ? " (routed)" : "", max);
     }
     *out = ep;
     return OPAL_SUCCESS;

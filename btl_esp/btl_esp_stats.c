@@ -227,15 +227,18 @@ void esp_stats_report(mca_btl_esp_module_t *m)
                             p, info.srtt_ns / 1e3, info.min_rtt_ns / 1e3, info.rto_ns / 1e3,
                             info.in_flight, info.cwnd, info.ssthresh, info.peer_wnd);
                 esp_path_info_t pi;
+                const mca_btl_esp_endpoint_t *ep = opal_pointer_array_get_item(&m->peers, (int) p);
                 for (unsigned k = 0; k < esp_proto_path_info(m->proto, p, k, &pi); k++) {
-                    opal_output(0, "btl esp stats rank %u: peer %u path %u (%s) %s srtt_us=%.1f "
+                    bool routed = ep != NULL && k < ep->npaths && ep->path[k].routed;
+                    opal_output(0, "btl esp stats rank %u: peer %u path %u (%s%s) %s srtt_us=%.1f "
                                 "min_rtt_us=%.1f cwnd=%zu flight=%zu segs_tx=%llu bytes_tx=%llu "
                                 "segs_rx=%llu bytes_rx=%llu downs=%llu ups=%llu", rank, p, k,
-                                m->nics[pi.via].iface.name, pi.up ? "up" : "down",
-                                pi.srtt_ns / 1e3, pi.min_rtt_ns / 1e3, pi.cwnd, pi.flight,
-                                (unsigned long long) pi.segs_tx, (unsigned long long) pi.bytes_tx,
-                                (unsigned long long) pi.segs_rx, (unsigned long long) pi.bytes_rx,
-                                (unsigned long long) pi.downs, (unsigned long long) pi.ups);
+                                m->nics[pi.via].iface.name, routed ? " routed" : "",
+                                pi.up ? "up" : "down", pi.srtt_ns / 1e3, pi.min_rtt_ns / 1e3,
+                                pi.cwnd, pi.flight, (unsigned long long) pi.segs_tx,
+                                (unsigned long long) pi.bytes_tx, (unsigned long long) pi.segs_rx,
+                                (unsigned long long) pi.bytes_rx, (unsigned long long) pi.downs,
+                                (unsigned long long) pi.ups);
                 }
             }
         }

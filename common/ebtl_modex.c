@@ -118,19 +118,46 @@ static int path_score(const ebtl_if_t *ifs, size_t i, const ebtl_modex_addr_t *a
     return same_prefix(ifs[i].addr, addrs[j].addr, ifs[i].prefixlen) ? 2 : 1;
 }
 
-int ebtl_modex_choose_paths(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_addr_t *addrs,
-                            int naddrs, bool same_host, size_t *nic, int *addr, int max)
+/* Does our address i share a subnet with a usable address of the peer's? */
+static bool shares_subnet(const ebtl_if_t *ifs, size_t i, const ebtl_modex_addr_t *addrs,
+                          int naddrs, bool same_host)
 {
-    int a = ebtl_modex_choose_path(ifs, nifs, addrs, naddrs, same_host, &nic[0]);
-    if (a < 0 || max < 1) {
+    for (int j = 0; j < naddrs; j++) {
+        if (path_score(ifs, i, addrs, j, same_host) == 2) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool addr_used(const int *addr, int n, int j)
+{
+    for (int k = 0; k < n; k++) {
+        if (addr[k] == j) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int ebtl_modex_choose_paths(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_addr_t *addrs,
+                            int naddrs, bool same_host, const ebtl_route_t *route, size_t *nic,
+                            int *addr, int max)
+{
+    size_t best_nic = 0;
+    int best = ebtl_modex_choose_path(ifs, nifs, addrs, naddrs, same_host, &best_nic);
+    if (best < 0 || max < 1) {
         return 0;
     }
-    addr[0] = a;
-    if (path_score(ifs, nic[0], addrs, a, same_host) != 2) {
-        return 1;   /* loopback, or no shared subnet: one path */
-    }
+    int score = path_score(ifs, best_nic, addrs, best, same_host);
     int n = 0;
-    for (size_t i = 0; i < nifs && n < max; i++) {
+    if (score == 3) {
+        nic[0] = best_nic;   /* loopback: one path */
+        addr[0] = best;
+        return 1;
+    }
+    /* Same subnet. */
+    for (size_t i = 0; score == 2 && i < nifs && n < max; i++) {
         for (int j = 0; j < naddrs; j++) {
             if (path_score(ifs, i, addrs, j, same_host) == 2) {
                 nic[n] = i;
@@ -140,7 +167,55 @@ int ebtl_modex_choose_paths(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_
             }
         }
     }
+    /* Routed: the route to the peer's address leaves by our interface.
+     * Each address is looked up once (the route does not depend on ours). */
+    int oif[EBTL_MODEX_MAX_ADDRS];
+    for (int j = 0; j < EBTL_MODEX_MAX_ADDRS; j++) {
+        oif[j] = -2;   /* not asked yet */
+    }
+    for (size_t i = 0; route != NULL && route->oif != NULL && i < nifs && n < max; i++) {
+        if (ifs[i].loopback || shares_subnet(ifs, i, addrs, naddrs, same_host)) {
+            continue;
+        }
+        for (int j = 0; j < naddrs; j++) {
+            if (path_score(ifs, i, addrs, j, same_host) != 1 || addr_used(addr, n, j)) {
+                continue;
+            }
+            int out;
+            if (j < EBTL_MODEX_MAX_ADDRS && oif[j] != -2) {
+                out = oif[j];
+            } else {
+                out = route->oif(route->ctx, ifs[i].family, addrs[j].addr);
+                if (j < EBTL_MODEX_MAX_ADDRS) {
+                    oif[j] = out;
+                }
+            }
+            if (out >= 0 && (unsigned) out == ifs[i].ifindex) {
+                nic[n] = i;
+                addr[n] = j;
+                n++;
+                break;
+            }
+        }
+    }
+    if (n == 0) {
+        nic[0] = best_nic;   /* no subnet shared, nothing routed: maybe routed */
+        addr[0] = best;
+        n = 1;
+    }
     return n;
+}
+
+bool ebtl_modex_on_link(const ebtl_if_t *ifa, const ebtl_modex_addr_t *a)
+{
+    int family = ifa->family == AF_INET ? 4 : 6;
+    if (a->family != family) {
+        return false;
+    }
+    if (ifa->loopback || is_loopback(a)) {
+        return ifa->loopback && is_loopback(a);
+    }
+    return same_prefix(ifa->addr, a->addr, ifa->prefixlen);
 }
 
 int ebtl_modex_choose_path(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_addr_t *addrs,

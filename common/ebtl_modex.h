@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "ebtl_ifsel.h"
+#include "ebtl_route.h"
 
 #define EBTL_MODEX_MAGIC 0x45535041u /* "ESPA" */
 #define EBTL_MODEX_VERSION 2
@@ -80,14 +81,28 @@ int ebtl_modex_choose_path(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_a
                           int naddrs, bool same_host, size_t *nic);
 
 /*
- * Every path to a peer, for a transport that uses them all at once: for
- * each of our addresses, the peer's address on the same subnet (loopback:
- * only loopback to loopback on this host, and then that path alone). When
- * no subnet is shared, the one path ebtl_modex_choose_path picks. Fills
- * nic[i] (index into ifs) and addr[i] (index into addrs) for up to max
- * paths; returns how many (0: the peer is unreachable).
+ * Every path to a peer, for a transport that uses them all at once: a pair
+ * of one of our addresses and one of the peer's (same family, both ports
+ * published).
+ *  - Loopback: only loopback to loopback on this host, and then that path
+ *    alone.
+ *  - Same subnet first: for each of our addresses, the peer's address on
+ *    its subnet.
+ *  - Then routed pairs: each of our (non-loopback) addresses that shares no
+ *    subnet with the peer gets a path to a peer address not used by another
+ *    path when the route to it leaves by that address's interface (route:
+ *    the lookup, ebtl_route_kernel in a component; NULL: none).
+ *  - When neither gives a path, the one path ebtl_modex_choose_path picks
+ *    (maybe routed).
+ * Fills nic[i] (index into ifs) and addr[i] (index into addrs) for up to
+ * max paths; returns how many (0: the peer is unreachable).
  */
 int ebtl_modex_choose_paths(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_addr_t *addrs,
-                            int naddrs, bool same_host, size_t *nic, int *addr, int max);
+                            int naddrs, bool same_host, const ebtl_route_t *route, size_t *nic,
+                            int *addr, int max);
+
+/* Whether the pair of our address ifa and the peer's a is on one link: the
+ * same subnet, or loopback to loopback. A path that is not is routed. */
+bool ebtl_modex_on_link(const ebtl_if_t *ifa, const ebtl_modex_addr_t *a);
 
 #endif

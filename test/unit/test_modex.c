@@ -3,11 +3,19 @@
  * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
  */
 /* Unit tests of modex address records (common/ebtl_modex.c): round trip, and
- * every kind of malformed record is refused without reading out of bounds. */
+ * every kind of malformed record is refused without reading out of bounds;
+ * the choice of paths from them, with routes given by the test; and the
+ * kernel's route lookup (common/ebtl_route.c). */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <net/if.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ebtl_modex.h"
+#include "ebtl_route.h"
 #include "unit.h"
 
 static uint64_t epoch;
@@ -125,6 +133,13 @@ static ebtl_if_t iface4(const char *a, unsigned prefixlen, bool loopback)
     return i;
 }
 
+static ebtl_if_t iface4_on(const char *a, unsigned prefixlen, unsigned ifindex)
+{
+    ebtl_if_t i = iface4(a, prefixlen, false);
+    i.ifindex = ifindex;
+    return i;
+}
+
 /* The path rule both components use: loopback only to this host's peers,
  * our subnet before a routed guess, never an address without both ports. */
 static void path_choice(void)
@@ -148,6 +163,255 @@ static void path_choice(void)
     CHECK(ebtl_modex_choose_path(ifs, 3, peer, 3, false, &nic) == -1);   /* no family in common */
 }
 
+/* ---- paths with routes: a table the test gives (peer address -> ifindex) */
+typedef struct fake_routes {
+    struct {
+        const char *dst;
+        int oif;
+    } r[8];
+    int n;
+    int lookups;   /* how many times the choice asked */
+} fake_routes_t;
+
+static int fake_oif(void *ctx, int family, const void *addr)
+{
+    fake_routes_t *t = ctx;
+    t->lookups++;
+    char s[INET6_ADDRSTRLEN];
+    if (inet_ntop(family, addr, s, sizeof(s)) == NULL) {
+        return -1;
+    }
+    for (int i = 0; i < t->n; i++) {
+        if (strcmp(t->r[i].dst, s) == 0) {
+            return t->r[i].oif;
+        }
+    }
+    return -1;
+}
+
+static ebtl_modex_addr_t peer4(const char *a, int k)
+{
+    ebtl_modex_addr_t m = addr4(a, (uint16_t) (1000 + k));
+    m.port2 = (uint16_t) (2000 + k);
+    return m;
+}
+
+/* Our 10.1.0.5 (ifindex 2) shares the peer's 10.1.0.0/24; our 10.2.0.5
+ * (ifindex 3) shares nothing but the route to the peer's 10.9.0.9 leaves by
+ * it: two paths, the subnet's first. */
+static void paths_routed_beside_subnet(void)
+{
+    ebtl_if_t ifs[2] = {iface4_on("10.1.0.5", 24, 2), iface4_on("10.2.0.5", 24, 3)};
+    ebtl_modex_addr_t peer[2] = {peer4("10.9.0.9", 0), peer4("10.1.0.9", 1)};
+    fake_routes_t t = {{{"10.1.0.9", 2}, {"10.9.0.9", 3}}, 2, 0};
+    ebtl_route_t route = {fake_oif, &t};
+    size_t nic[4];
+    int addr[4];
+    CHECK(ebtl_modex_choose_paths(ifs, 2, peer, 2, false, &route, nic, addr, 4) == 2);
+    CHECK(nic[0] == 0 && addr[0] == 1);   /* same subnet */
+    CHECK(nic[1] == 1 && addr[1] == 0);   /* routed */
+    CHECK(ebtl_modex_on_link(&ifs[0], &peer[1]) && !ebtl_modex_on_link(&ifs[1], &peer[0]));
+    /* Without a lookup: today's rule, the subnet's path alone. */
+    CHECK(ebtl_modex_choose_paths(ifs, 2, peer, 2, false, NULL, nic, addr, 4) == 1);
+    CHECK(nic[0] == 0 && addr[0] == 1);
+    /* A routed address without its second port is no path. */
+    peer[0].port2 = 0;
+    CHECK(ebtl_modex_choose_paths(ifs, 2, peer, 2, false, &route, nic, addr, 4) == 1);
+    /* Nor one of another family. */
+    peer[0] = peer4("10.9.0.9", 0);
+    peer[0].family = 6;
+    CHECK(ebtl_modex_choose_paths(ifs, 2, peer, 2, false, &route, nic, addr, 4) == 1);
+}
+
+/* The route to the peer's other address leaves by the NIC that already has
+ * the subnet's path: no second path (it would be the same NIC). */
+static void paths_route_by_used_nic(void)
+{
+    ebtl_if_t ifs[2] = {iface4_on("10.1.0.5", 24, 2), iface4_on("10.2.0.5", 24, 3)};
+    ebtl_modex_addr_t peer[2] = {peer4("10.1.0.9", 0), peer4("10.9.0.9", 1)};
+    fake_routes_t t = {{{"10.1.0.9", 2}, {"10.9.0.9", 2}}, 2, 0};
+    ebtl_route_t route = {fake_oif, &t};
+    size_t nic[4];
+    int addr[4];
+    CHECK(ebtl_modex_choose_paths(ifs, 2, peer, 2, false, &route, nic, addr, 4) == 1);
+    CHECK(nic[0] == 0 && addr[0] == 0);
+}
+
+/* No route anywhere: what the rule gave before routes counted. */
+static void paths_no_route_unchanged(void)
+{
+    ebtl_if_t ifs[2] = {iface4_on("10.1.0.5", 24, 2), iface4_on("10.2.0.5", 24, 3)};
+    ebtl_modex_addr_t peer[2] = {peer4("10.1.0.9", 0), peer4("10.9.0.9", 1)};
+    fake_routes_t t = {.n = 0};
+    ebtl_route_t route = {fake_oif, &t};
+    size_t nic[4], one;
+    int addr[4];
+    CHECK(ebtl_modex_choose_paths(ifs, 2, peer, 2, false, &route, nic, addr, 4) == 1);
+    CHECK(nic[0] == 0 && addr[0] == 0);
+    /* No subnet shared at all: the one maybe-routed path choose_path picks. */
+    peer[0] = peer4("10.8.0.9", 0);
+    t.lookups = 0;
+    int a = ebtl_modex_choose_path(ifs, 2, peer, 2, false, &one);
+    CHECK(ebtl_modex_choose_paths(ifs, 2, peer, 2, false, &route, nic, addr, 4) == 1);
+    CHECK(a >= 0 && nic[0] == one && addr[0] == a);
+    CHECK(t.lookups == 2);   /* each address asked once */
+    /* No lookup at all: the same. */
+    CHECK(ebtl_modex_choose_paths(ifs, 2, peer, 2, false, NULL, nic, addr, 4) == 1);
+    CHECK(nic[0] == one && addr[0] == a);
+}
+
+/* A peer on this host: loopback alone, routes not even asked. */
+static void paths_loopback_unchanged(void)
+{
+    ebtl_if_t ifs[3] = {iface4_on("127.0.0.1", 8, 1), iface4_on("10.1.0.5", 24, 2),
+                        iface4_on("10.2.0.5", 24, 3)};
+    ifs[0].loopback = true;
+    ebtl_modex_addr_t peer[3] = {peer4("127.0.0.1", 0), peer4("10.1.0.9", 1), peer4("10.9.0.9", 2)};
+    fake_routes_t t = {{{"10.9.0.9", 3}, {"127.0.0.1", 1}}, 2, 0};
+    ebtl_route_t route = {fake_oif, &t};
+    size_t nic[4];
+    int addr[4];
+    CHECK(ebtl_modex_choose_paths(ifs, 3, peer, 3, true, &route, nic, addr, 4) == 1);
+    CHECK(nic[0] == 0 && addr[0] == 0 && t.lookups == 0);
+    /* A remote peer: never loopback, not even routed by lo. */
+    CHECK(ebtl_modex_choose_paths(ifs, 3, peer, 3, false, &route, nic, addr, 4) == 2);
+    CHECK(nic[0] == 1 && addr[0] == 1 && nic[1] == 2 && addr[1] == 2);
+}
+
+/* max caps the subnet's paths and the routed ones alike, subnet first. */
+static void paths_max_honoured(void)
+{
+    ebtl_if_t ifs[3] = {iface4_on("10.2.0.5", 24, 3), iface4_on("10.3.0.5", 24, 4),
+                        iface4_on("10.1.0.5", 24, 2)};
+    ebtl_modex_addr_t peer[3] = {peer4("10.1.0.9", 0), peer4("10.8.0.9", 1), peer4("10.9.0.9", 2)};
+    fake_routes_t t = {{{"10.8.0.9", 3}, {"10.9.0.9", 4}}, 2, 0};
+    ebtl_route_t route = {fake_oif, &t};
+    size_t nic[4];
+    int addr[4];
+    CHECK(ebtl_modex_choose_paths(ifs, 3, peer, 3, false, &route, nic, addr, 4) == 3);
+    CHECK(nic[0] == 2 && addr[0] == 0);
+    CHECK(nic[1] == 0 && addr[1] == 1 && nic[2] == 1 && addr[2] == 2);
+    CHECK(ebtl_modex_choose_paths(ifs, 3, peer, 3, false, &route, nic, addr, 2) == 2);
+    CHECK(nic[0] == 2 && nic[1] == 0);
+    CHECK(ebtl_modex_choose_paths(ifs, 3, peer, 3, false, &route, nic, addr, 1) == 1);
+    CHECK(nic[0] == 2 && addr[0] == 0);
+    CHECK(ebtl_modex_choose_paths(ifs, 3, peer, 3, false, &route, nic, addr, 0) == 0);
+}
+
+/* A peer address is the far end of one path: two addresses of ours the
+ * route to it leaves by (one interface) make one path; and an address a
+ * subnet's path uses is not routed to again. */
+static void paths_address_used_once(void)
+{
+    ebtl_if_t ifs[3] = {iface4_on("10.1.0.5", 24, 2), iface4_on("10.2.0.5", 24, 3),
+                        iface4_on("10.3.0.5", 24, 3)};
+    ebtl_modex_addr_t peer[2] = {peer4("10.1.0.9", 0), peer4("10.9.0.9", 1)};
+    fake_routes_t t = {{{"10.1.0.9", 3}, {"10.9.0.9", 3}}, 2, 0};
+    ebtl_route_t route = {fake_oif, &t};
+    size_t nic[4];
+    int addr[4];
+    CHECK(ebtl_modex_choose_paths(ifs, 3, peer, 2, false, &route, nic, addr, 4) == 2);
+    CHECK(nic[0] == 0 && addr[0] == 0);
+    CHECK(nic[1] == 1 && addr[1] == 1);
+    CHECK(t.lookups <= 2);
+    /* With a second routed address of the peer's, our third address has it. */
+    ebtl_modex_addr_t peer3[3] = {peer[0], peer[1], peer4("10.7.0.9", 2)};
+    t.r[2].dst = "10.7.0.9";
+    t.r[2].oif = 3;
+    t.n = 3;
+    CHECK(ebtl_modex_choose_paths(ifs, 3, peer3, 3, false, &route, nic, addr, 4) == 3);
+    CHECK(nic[2] == 2 && addr[2] == 2);
+}
+
+/* No subnet shared at all, two NICs each routed to an address of the
+ * peer's: two paths (not the one maybe-routed guess). */
+static void paths_only_routed(void)
+{
+    ebtl_if_t ifs[2] = {iface4_on("10.2.0.5", 24, 3), iface4_on("10.3.0.5", 24, 4)};
+    ebtl_modex_addr_t peer[2] = {peer4("10.8.0.9", 0), peer4("10.9.0.9", 1)};
+    fake_routes_t t = {{{"10.8.0.9", 4}, {"10.9.0.9", 3}}, 2, 0};
+    ebtl_route_t route = {fake_oif, &t};
+    size_t nic[4];
+    int addr[4];
+    CHECK(ebtl_modex_choose_paths(ifs, 2, peer, 2, false, &route, nic, addr, 4) == 2);
+    CHECK(nic[0] == 0 && addr[0] == 1 && nic[1] == 1 && addr[1] == 0);
+}
+
+/* ---- the kernel's routes (no privileges needed) */
+static int lookup4(const char *a)
+{
+    unsigned char b[4];
+    inet_pton(AF_INET, a, b);
+    return ebtl_route_oif(AF_INET, b);
+}
+
+static int lookup6(const char *a)
+{
+    unsigned char b[16];
+    inet_pton(AF_INET6, a, b);
+    return ebtl_route_oif(AF_INET6, b);
+}
+
+static void route_loopback(void)
+{
+    int lo = (int) if_nametoindex("lo");
+    CHECK(lo > 0);
+    CHECK(lookup4("127.0.0.1") == lo);
+    CHECK(lookup4("127.0.0.2") == lo);
+    FILE *f = fopen("/proc/sys/net/ipv6/conf/lo/disable_ipv6", "r");
+    int off = 1;
+    if (f != NULL) {
+        if (fscanf(f, "%d", &off) != 1) {
+            off = 1;
+        }
+        fclose(f);
+    }
+    if (off == 0) {
+        CHECK(lookup6("::1") == lo);
+    } else {
+        printf("    note: IPv6 off on lo: ::1 not checked\n");
+    }
+    unsigned char b[16] = {0};
+    CHECK(ebtl_route_oif(AF_UNIX, b) == -1);
+    CHECK(ebtl_route_oif(AF_INET, NULL) == -1);
+}
+
+/* No route: -1. In this host's namespace only when it has no default route
+ * (198.51.100.0/24 is documentation space, in no table); always in a fresh
+ * network namespace of a child (nothing up, no route at all), when the
+ * kernel lets us make one. */
+static void route_unroutable(void)
+{
+    int here = lookup4("198.51.100.7");
+    char name[IF_NAMESIZE];
+    if (here == -1) {
+        CHECK(lookup4("198.51.100.7") == -1);
+    } else {
+        CHECK(if_indextoname((unsigned) here, name) != NULL);
+        printf("    note: this host routes 198.51.100.7 (by %s: a default route?): "
+               "the check that no route gives -1 runs in a fresh namespace only\n",
+               if_indextoname((unsigned) here, name) ? name : "?");
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (unshare(CLONE_NEWNET) != 0 && unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) {
+            _exit(3);
+        }
+        int bad = lookup4("198.51.100.7") != -1 || lookup4("10.0.0.1") != -1
+                  || lookup6("2001:db8::7") != -1;
+        _exit(bad ? 1 : 0);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+        printf("    note: no network namespace could be made here: no-route check %s\n",
+               here == -1 ? "done in this namespace only" : "skipped");
+    } else {
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     unit_init(argc, argv);
@@ -156,5 +420,14 @@ int main(int argc, char **argv)
     RUN("modex", malformed_records_refused);
     RUN("modex", every_mutation_is_safe);
     RUN("modex", path_choice);
+    RUN("modex", paths_routed_beside_subnet);
+    RUN("modex", paths_route_by_used_nic);
+    RUN("modex", paths_no_route_unchanged);
+    RUN("modex", paths_loopback_unchanged);
+    RUN("modex", paths_max_honoured);
+    RUN("modex", paths_address_used_once);
+    RUN("modex", paths_only_routed);
+    RUN("route", route_loopback);
+    RUN("route", route_unroutable);
     return UNIT_RESULT();
 }
