@@ -1095,6 +1095,16 @@ void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
 
 /* ------------------------------------------------------- retransmission */
 
+/* When the peer was last heard from, by any path. */
+static uint64_t peer_heard_ns(const esp_conn_t *c)
+{
+    uint64_t t = 0;
+    for (unsigned k = 0; k < c->npaths; k++) {
+        t = c->path[k].heard_ns > t ? c->path[k].heard_ns : t;
+    }
+    return t;
+}
+
 void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
 {
     esp_conn_t *c = s->conn;
@@ -1156,6 +1166,15 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
         p->stats.probes++;
         s->resent = ESP_RESENT_PROBE;
         resend_append(p, s);
+        return;
+    }
+    /* The peer silent for a whole timeout (descheduled, or computing
+     * without a call into MPI): the oldest segment alone goes again, and
+     * backs off, to wake it; the rest wait for its answer, which tells
+     * what is missing. Sending them all again would bring only duplicates
+     * and a cut window. */
+    if (s->seq != c->snd_una && now - peer_heard_ns(c) >= rto) {
+        esp_hotel_checkin(&p->hotel, &s->room, now + rto);
         return;
     }
     p->stats.timeouts++;
