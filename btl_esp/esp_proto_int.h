@@ -53,6 +53,7 @@ enum { ESP_RESENT_NO = 0, ESP_RESENT_ORDER, ESP_RESENT_TIMEOUT, ESP_RESENT_PROBE
 /* A resend, remembered until its duplicate report may come back. */
 #define ESP_RESENT_LOG 64
 typedef struct esp_resent {
+    uint64_t at_ns;                /* when it was sent again */
     uint32_t seq;
     uint8_t why, path;
 } esp_resent_t;
@@ -156,6 +157,7 @@ struct esp_conn {
     uint64_t last_progress_ns;     /* last time una advanced, or the flight began */
     uint64_t rtt_peak_ns[2];       /* the largest round trip of this and the last period */
     uint64_t rtt_peak_at_ns;       /* ... the current one began then */
+    uint64_t rto_raised_ns;        /* a spurious timeout last raised the peak then */
     unsigned reo_shift;            /* reordering allowance: min_rtt / 4 << reo_shift */
     uint32_t sack_high;            /* after the highest segment sacked (SACK bits or blocks) */
     /* The latest ACK's blocks stopped at their limit: what lies between the

@@ -245,13 +245,14 @@ static uint64_t tail_probe_due(const esp_conn_t *c, const esp_seg_t *s)
 /* Remember why s was sent again: its original may well be acknowledged
  * before the copy arrives, and the duplicate report then names a segment
  * that is gone (on_dup_report). Allocated at the first resend. */
-static void log_resend(esp_conn_t *c, const esp_seg_t *s)
+static void log_resend(esp_conn_t *c, const esp_seg_t *s, uint64_t now)
 {
     if (c->resent_log == NULL
         && (c->resent_log = calloc(ESP_RESENT_LOG, sizeof(*c->resent_log))) == NULL) {
         return;
     }
     esp_resent_t *e = &c->resent_log[c->resent_next++ % ESP_RESENT_LOG];
+    e->at_ns = now;
     e->seq = s->seq;
     e->why = s->resent;
     e->path = s->path;
@@ -280,7 +281,7 @@ static void seg_transmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
         n = msg_range(s->msg, s->off, s->len, pl);
     }
     if (s->xmits > 0 && (s->resent == ESP_RESENT_ORDER || s->resent == ESP_RESENT_TIMEOUT)) {
-        log_resend(c, s);
+        log_resend(c, s, now);
     }
     esp_transmit(c, s->path, &h, &s->ext, pl, n, seg_channel(c, s));
     esp_path_t *pa = &c->path[s->path];
@@ -836,11 +837,13 @@ static void on_dup_report(esp_conn_t *c, uint32_t seq)
     esp_proto_t *p = c->p;
     int why = ESP_RESENT_NO;      /* a copy the network made, or long ago */
     esp_path_t *pa = NULL;
+    uint64_t resent_at = 0;
     if (esp_seq_ge(seq, c->snd_una) && esp_seq_lt(seq, c->snd_nxt)) {
         const esp_seg_t *s = c->sring[seq & (c->scap - 1)];
         if (s != NULL) {
             why = s->resent;
             pa = s->path != ESP_NO_PATH ? &c->path[s->path] : NULL;
+            resent_at = s->sent_ns;
         }
     } else if (esp_seq_lt(seq, c->snd_una) && c->resent_log != NULL) {
         /* acknowledged since: found among the recent resends, or not at all */
@@ -849,6 +852,7 @@ static void on_dup_report(esp_conn_t *c, uint32_t seq)
             if (e->seq == seq && e->why != ESP_RESENT_NO) {
                 why = e->why;
                 pa = e->path != ESP_NO_PATH && e->path < c->npaths ? &c->path[e->path] : NULL;
+                resent_at = e->at_ns;
                 e->why = ESP_RESENT_NO;   /* one duplicate per resend */
                 break;
             }
@@ -859,9 +863,16 @@ static void on_dup_report(esp_conn_t *c, uint32_t seq)
     }
     p->stats.spurious_retransmits++;
     if (why == ESP_RESENT_TIMEOUT) {
-        /* The round trip outgrew the timeout: remember that it can. */
-        rtt_peak_note(c, 2 * c->rto_ns, p->now);
-        rto_update(c);
+        /* The round trip outgrew the timeout: remember that it can. Once
+         * per stall: the other segments the same stall timed out were
+         * sent again under the old timeout, and raising it again for
+         * each compounded it to rto_max (100 ms of silence at the next
+         * loss). */
+        if (resent_at >= c->rto_raised_ns) {
+            rtt_peak_note(c, 2 * c->rto_ns, p->now);
+            rto_update(c);
+            c->rto_raised_ns = p->now;
+        }
     } else if (c->reo_shift < 4) {
         c->reo_shift++;
     }
