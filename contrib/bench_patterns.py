@@ -199,7 +199,7 @@ class Pattern:
     def senders(self):
         return list(range(self.np))
 
-    def parse(self, btl, out, err, tcp_before, tcp_after):
+    def parse(self, btl, out, err, tcp_before, tcp_after, label=None):
         """One run: ({size: sample}, missing sizes)."""
         raise NotImplementedError
 
@@ -226,7 +226,7 @@ class FlowPattern(Pattern):
     def prog(self):
         return super().prog() + ["-t", str(self.time), "-w", str(self.window)]
 
-    def parse(self, btl, out, err, tcp_before, tcp_after):
+    def parse(self, btl, out, err, tcp_before, tcp_after, label=None):
         flows, totals = {}, {}
         for line in out.splitlines():
             f = line.split()
@@ -438,7 +438,7 @@ class Cg(Pattern):
     def prog(self):
         return super().prog() + ["-n", str(self.args.iters), "-c", "%g" % self.args.compute]
 
-    def parse(self, btl, out, err, tcp_before, tcp_after):
+    def parse(self, btl, out, err, tcp_before, tcp_after, label=None):
         rt, shared = retrans_of_run(btl, out, err, tcp_before, tcp_after, self.senders())
         self.shared = getattr(self, "shared", 0) or shared
         res = {}
