@@ -362,7 +362,7 @@ static int conn_open(bsctp_stack_t *st, bool port_is_identity, char *err, size_t
     }
     if (stacks_open == 0) {
         usrsctp_init_nothreads(0, conn_output, NULL);
-        usrsctp_sysctl_set_sctp_ecn_enable(0);
+        bsctp_core_sysctls();
         /* The checksum is ours (above): usrsctp then neither computes nor
          * checks it. */
         usrsctp_enable_crc32c_offload();

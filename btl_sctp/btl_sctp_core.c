@@ -75,6 +75,17 @@ static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
     return v < lo ? lo : v > hi ? hi : (uint32_t) v;
 }
 
+void bsctp_core_sysctls(void)
+{
+    usrsctp_sysctl_set_sctp_ecn_enable(0);
+    /* No limit on one chunk's retransmissions: usrsctp's (30) aborted an
+     * association after about 3 s of them, whatever btl_sctp_peer_timeout
+     * said: a peer computing that long without calling MPI (its stack
+     * runs only in its progress in conn mode) was declared lost. The
+     * association's own limit, peer_timeout / rto_max, decides. */
+    usrsctp_sysctl_set_sctp_max_retran_chunk(0);
+}
+
 int bsctp_core_set_options(bsctp_stack_t *st, struct socket *so, char *err, size_t errlen)
 {
     const bsctp_stack_config_t *c = &st->cfg;

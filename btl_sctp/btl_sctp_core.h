@@ -210,6 +210,10 @@ void bsctp_core_links_free(bsctp_stack_t *st);
 /* Set the socket options of the configuration on a usrsctp socket; 0, or
  * -1 with one message in err. */
 int bsctp_core_set_options(bsctp_stack_t *st, struct socket *so, char *err, size_t errlen);
+
+/* usrsctp's process-wide settings that every mode needs, once after
+ * usrsctp_init or usrsctp_init_nothreads. */
+void bsctp_core_sysctls(void);
 /* A non-blocking usrsctp socket of family and the stack's type with the
  * options, or NULL with one message in err (errno kept). */
 struct socket *bsctp_core_socket(bsctp_stack_t *st, int family, char *err, size_t errlen);

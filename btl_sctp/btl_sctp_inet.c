@@ -178,7 +178,7 @@ static int start_usrsctp(bool need4, bool need6, char *err, size_t errlen)
             && (!need6 || process_holds_udp_port(AF_INET6, port))) {
             udp_port = port;
             keep_code_loaded();
-            usrsctp_sysctl_set_sctp_ecn_enable(0);
+            bsctp_core_sysctls();
             /* Copy chunks of up to ~100 KB into the packet's clusters
              * instead of chaining their mbufs: fewer mbufs per packet. */
             usrsctp_sysctl_set_sctp_mbuf_threshold_count(512);
