@@ -60,6 +60,8 @@ static bool bsctp_params_valid(void)
                                  sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_heartbeat", c->heartbeat_ms, 0, 600000, err,
                                  sizeof(err)) != 0
+        || ebtl_param_check_range("btl_sctp_path_max_retrans", c->path_max_retrans, 1, 65535, err,
+                                 sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_streams", c->streams, 1, 65535, err, sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_stream_map", c->stream_map, 0, 1, err, sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_sndbuf", c->sndbuf, 64 * 1024, 1 << 30, err,
@@ -236,6 +238,11 @@ static int bsctp_component_register(void)
             "Mode inet: SCTP heartbeat interval on idle paths, ms (0: off); usrsctp's threads "
             "answer them even while a rank computes outside MPI. Mode conn sends none (a peer's "
             "stack runs only inside its MPI calls)"),
+        EBTL_PARAM_INT("path_max_retrans", OPAL_INFO_LVL_5, &k->path_max_retrans, 2,
+            "Mode inet: timeouts on one of a peer's addresses, unanswered, before the "
+            "association marks that path failed and sends by another of the peer's addresses "
+            "(usrsctp's default 5; with rto_min..rto_max 20..100 ms, 2 leaves a dead NIC in a "
+            "few hundred ms). Mode conn has one path per association: peer_timeout applies"),
         EBTL_PARAM_INT("streams", OPAL_INFO_LVL_5, &k->streams, 16,
             "SCTP streams asked for in each direction (SCTP_INITMSG)"),
         EBTL_PARAM_INT("stream_map", OPAL_INFO_LVL_5, &k->stream_map, 1,

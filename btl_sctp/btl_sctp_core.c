@@ -119,7 +119,10 @@ int bsctp_core_set_options(bsctp_stack_t *st, struct socket *so, char *err, size
     pp.spp_flags = SPP_PMTUD_DISABLE | (hb ? SPP_HB_ENABLE : SPP_HB_DISABLE);
     pp.spp_hbinterval = hb;
     pp.spp_pathmtu = c->pmtu;
-    pp.spp_pathmaxrxt = maxrxt;
+    /* A multihomed association leaves a path that stops answering after
+     * path_max_retrans timeouts (new data goes by another address); the
+     * association itself lasts peer_timeout. */
+    pp.spp_pathmaxrxt = c->path_max_retrans ? c->path_max_retrans : maxrxt;
     struct sctp_sack_info sack = {
         .sack_assoc_id = SCTP_FUTURE_ASSOC, .sack_delay = c->sack_delay_ms, .sack_freq = 2};
     /* Level 2: a message partly delivered blocks neither other peers nor

@@ -79,6 +79,8 @@ typedef struct bsctp_stack_config {
     bool stream_map;             /* spread ob1's fragments over streams (btl_sctp_streams.h) */
     uint32_t heartbeat_ms;       /* heartbeat interval; 0: off (and where the mode's stack
                                     cannot answer them while the process computes) */
+    uint16_t path_max_retrans;   /* timeouts on one path before it fails; 0: the
+                                    association's limit (a mode with one path) */
 } bsctp_stack_config_t;
 
 typedef struct bsctp_stack_stats {

@@ -156,6 +156,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t
         .mode = c->mode,
         .style = c->style,
         .heartbeat_ms = (uint32_t) c->heartbeat_ms,   /* where the mode has heartbeats */
+        .path_max_retrans = (uint16_t) c->path_max_retrans,   /* ... and several paths */
     };
     static const bsctp_stack_ops_t ops = {on_deliver, on_peer_failed, on_identify};
     char err[512];

@@ -65,6 +65,7 @@ int bsctp_stack_open(bsctp_stack_t *st, const bsctp_stack_config_t *cfg,
     st->explicit_eor = cfg->mode->takes_pieces;
     if (!cfg->mode->heartbeats) {
         st->cfg.heartbeat_ms = 0;   /* in conn mode a peer computing outside MPI cannot answer */
+        st->cfg.path_max_retrans = 0;   /* ... and its one path is the association's */
     }
     st->instance = -1;
     if (cfg->num_ifaces == 0) {
