@@ -259,8 +259,8 @@ static void heap_push_ev(simnet_t *net, sim_ev_t ev)
 static void heap_push(simnet_t *net, uint64_t t, unsigned src, unsigned dst, unsigned path,
                       uint8_t *buf, size_t len)
 {
-    heap_push_ev(net, (sim_ev_t){t, 0, buf, (uint32_t) len, (uint16_t) src, (uint16_t) dst,
-                                 (uint8_t) path, false});
+    heap_push_ev(net, (sim_ev_t){.t = t, .buf = buf, .len = (uint32_t) len, .src = (uint16_t) src,
+                                 .dst = (uint16_t) dst, .path = (uint8_t) path});
 }
 
 static sim_ev_t heap_pop(simnet_t *net)
