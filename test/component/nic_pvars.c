@@ -19,26 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "find_pvar.h"
+
 #define DEPTH 16
 #define MAX_NICS 64
-
-static int find_pvar(const char *want)
-{
-    int n;
-    MPI_T_pvar_get_num(&n);
-    for (int i = 0; i < n; i++) {
-        char name[256], desc[1024];
-        int nlen = sizeof(name), dlen = sizeof(desc), verb, cls, bind, ro, cont, atomic;
-        MPI_Datatype dt;
-        MPI_T_enum en;
-        MPI_T_pvar_get_info(i, name, &nlen, &verb, &cls, &dt, &en, desc, &dlen, &bind, &ro, &cont,
-                            &atomic);
-        if (strcmp(name, want) == 0) {
-            return i;
-        }
-    }
-    return -1;
-}
 
 static unsigned char pattern(long msg, size_t i)
 {

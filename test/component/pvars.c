@@ -14,23 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int find_pvar(const char *want)
-{
-    int n;
-    MPI_T_pvar_get_num(&n);
-    for (int i = 0; i < n; i++) {
-        char name[256], desc[1024];
-        int nlen = sizeof(name), dlen = sizeof(desc), verb, cls, bind, ro, cont, atomic;
-        MPI_Datatype dt;
-        MPI_T_enum en;
-        MPI_T_pvar_get_info(i, name, &nlen, &verb, &cls, &dt, &en, desc, &dlen, &bind, &ro, &cont,
-                            &atomic);
-        if (strcmp(name, want) == 0) {
-            return i;
-        }
-    }
-    return -1;
-}
+#include "find_pvar.h"
 
 static unsigned long long read_pvar(MPI_T_pvar_session s, MPI_T_pvar_handle h)
 {
