@@ -55,6 +55,8 @@ typedef struct mca_btl_sctp_component {
     int sndbuf, rcvbuf;          /* the SCTP socket's buffers, bytes */
     int crc32c;                  /* 1: CRC32c on every packet; 0: skip it (btl_sctp_crc32c) */
     int stream_map;              /* 1: ob1's fragments spread over streams; 0: all on stream 0 */
+    int gso, gro;                /* conn mode: UDP GSO sends, UDP GRO reads (1: where the
+                                    kernel has them) */
     int free_list_max;
     int verbose;                 /* 1: counters of each process at finalize */
 

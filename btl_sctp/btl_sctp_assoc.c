@@ -75,8 +75,11 @@ static long send_piece(bsctp_stack_t *st, uint32_t link, uint16_t sid, const voi
         .snd_ppid = htonl(BSCTP_WIRE_PPID),
     };
     long n = st->style->send(st, link, data, len, &info);
+    int e = errno;
+    if (st->mode->flush != NULL) {
+        st->mode->flush(st);   /* what the send let out leaves now */
+    }
     if (n < 0) {
-        int e = errno;
         return e == EWOULDBLOCK || e == EAGAIN ? -EAGAIN : -(e ? e : EIO);
     }
     return n;

@@ -71,6 +71,8 @@ static bool bsctp_params_valid(void)
         || ebtl_param_check_range("btl_sctp_sack_immediately", c->sack_immediately, 0, 1, err,
                                  sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_crc32c", c->crc32c, 0, 1, err, sizeof(err)) != 0
+        || ebtl_param_check_range("btl_sctp_gso", c->gso, 0, 1, err, sizeof(err)) != 0
+        || ebtl_param_check_range("btl_sctp_gro", c->gro, 0, 1, err, sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_max_send_size", (long long) t->btl_max_send_size, 1024,
                                  64 << 20, err, sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_eager_limit", (long long) t->btl_eager_limit, 64,
@@ -262,6 +264,13 @@ static int bsctp_component_register(void)
             "CRC instruction (usrsctp's own is always off); 0: skip it, for links that already "
             "check every frame (docs/sctp-modes.md has its measured cost). A rank with 0 sends "
             "checksum 0, which ranks with 1 accept"),
+        EBTL_PARAM_INT("gso", OPAL_INFO_LVL_6, &k->gso, 1,
+            "Mode conn: 1: the packets usrsctp emits during one send or poll leave as one "
+            "UDP GSO send per run of equal-sized packets to a peer (where the kernel has UDP "
+            "GSO); 0: one datagram each (still batched by sendmmsg)"),
+        EBTL_PARAM_INT("gro", OPAL_INFO_LVL_6, &k->gro, 1,
+            "Mode conn: 1: read with UDP GRO, several packets a read (where the kernel has it); "
+            "0: one datagram a read (batched by recvmmsg)"),
         EBTL_PARAM_INT("free_list_max", OPAL_INFO_LVL_5, &k->free_list_max, -1,
             "Most fragment descriptors of each size (-1: no limit)"),
         EBTL_PARAM_INT("verbose", OPAL_INFO_LVL_5, &k->verbose, 0,

@@ -95,6 +95,61 @@ static uint32_t csum_load(const uint8_t *pkt)
     return v;
 }
 
+/* ------------------------------------------------------------ output */
+
+/* The packets usrsctp emits during one call into it (a send can emit a
+ * window's worth, an input a SACK and what it lets out) leave together
+ * when the call returns: one sendmmsg per socket, and each run of
+ * equal-sized packets to one peer as one UDP GSO send, which the peer's
+ * UDP GRO reads back in one go. usrsctp's buffer is gone once conn_output
+ * returns, so each packet is copied into a slot. Larger packets
+ * (loopback's 64 KiB ones) go at once, after what is queued. */
+#define TX_SLOT_MAX 9216u
+
+typedef struct bsctp_conn_tx {
+    ebtl_dgram_txq_t q;
+    size_t slot;                               /* bytes per slot */
+    uint8_t arena[];                           /* EBTL_DGRAM_TXQ_LEN slots */
+} bsctp_conn_tx_t;
+
+static void tx_flush(bsctp_stack_t *st)
+{
+    bsctp_conn_tx_t *tx = st->conn_tx;
+    if (tx != NULL && tx->q.count > 0) {
+        st->stats.out_errors += ebtl_dgram_txq_flush(&tx->q);   /* lost, as on a wire */
+    }
+}
+
+/* usrsctp is one per process: any call into it may emit for any stack. */
+static void conn_flush(bsctp_stack_t *st)
+{
+    (void) st;
+    for (int i = 0; i < MAX_STACKS; i++) {
+        if (stacks[i] != NULL) {
+            tx_flush(stacks[i]);
+        }
+    }
+}
+
+static int tx_open(bsctp_stack_t *st, size_t largest)
+{
+    size_t slot = largest < TX_SLOT_MAX ? largest : TX_SLOT_MAX;
+    st->conn_tx = malloc(sizeof(bsctp_conn_tx_t) + (size_t) EBTL_DGRAM_TXQ_LEN * slot);
+    if (st->conn_tx == NULL) {
+        return -1;
+    }
+    ebtl_dgram_txq_init(&st->conn_tx->q);
+    st->conn_tx->slot = slot;
+    return 0;
+}
+
+static void tx_close(bsctp_stack_t *st)
+{
+    tx_flush(st);
+    free(st->conn_tx);
+    st->conn_tx = NULL;
+}
+
 /* usrsctp's only way out: one SCTP packet to the peer the address names. */
 static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uint8_t set_df)
 {
@@ -109,6 +164,18 @@ static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uin
     if (st->cfg.crc32c && length >= sizeof(struct sctp_common_header)) {
         csum_store(buffer, bsctp_packet_crc32c(buffer, length));
     }
+    bsctp_conn_tx_t *tx = st->conn_tx;
+    if (tx != NULL && length <= tx->slot) {
+        if (tx->q.count == EBTL_DGRAM_TXQ_LEN) {
+            tx_flush(st);
+        }
+        uint8_t *p = tx->arena + (size_t) tx->q.count * tx->slot;
+        memcpy(p, buffer, length);
+        /* No header piece: the whole packet is the second entry. */
+        struct iovec iov[2] = {{p, 0}, {p, length}};
+        return -ebtl_dgram_txq_add(&tx->q, &st->socks[l->nic], &l->udp, iov, 2);
+    }
+    tx_flush(st);   /* what usrsctp emitted first leaves first */
     struct iovec iov = {buffer, length};
     int rc = ebtl_dgram_send(&st->socks[l->nic], &l->udp, &iov, 1);
     if (rc != 0) {
@@ -295,6 +362,7 @@ static void conn_pump(bsctp_stack_t *st)
         }
     }
     advance_timers(ebtl_dgram_now_ns() / 1000000u);
+    conn_flush(st);
     /* The peer's answer takes a round trip through its progress. */
     struct timespec ts = {0, 200000};
     nanosleep(&ts, NULL);
@@ -304,6 +372,7 @@ static void conn_pump(bsctp_stack_t *st)
 
 static void close_sockets(bsctp_stack_t *st)
 {
+    tx_close(st);
     for (size_t i = 0; i < st->num_socks; i++) {
         ebtl_dgram_close(&st->socks[i]);
     }
@@ -323,7 +392,8 @@ static int open_sockets(bsctp_stack_t *st, char *err, size_t errlen)
     }
     uint32_t pmtu = 65536;
     for (size_t i = 0; i < cfg->num_ifaces; i++) {
-        ebtl_dgram_open_args_t a = {&cfg->ifaces[i], 0, cfg->udp_rcvbuf, cfg->udp_sndbuf, false};
+        ebtl_dgram_open_args_t a = {&cfg->ifaces[i], 0, cfg->udp_rcvbuf, cfg->udp_sndbuf,
+                                    cfg->gro};
         char e[256];
         if (ebtl_dgram_open(&st->socks[i], &a, e, sizeof(e)) != 0) {
             snprintf(err, errlen, "%s", e);
@@ -331,9 +401,17 @@ static int open_sockets(bsctp_stack_t *st, char *err, size_t errlen)
             return -1;
         }
         st->num_socks++;
+        if (!cfg->gso) {
+            st->socks[i].gso = false;   /* still sendmmsg batches */
+        }
         if (st->socks[i].max_payload < pmtu) {
             pmtu = (uint32_t) st->socks[i].max_payload;
         }
+    }
+    if (tx_open(st, pmtu) != 0) {
+        snprintf(err, errlen, "out of memory");
+        close_sockets(st);
+        return -1;
     }
     /* A whole SCTP packet must fit one UDP datagram (no IP fragmentation). */
     bsctp_core_clamp_pmtu(st, pmtu > PMTU_MARGIN + 1200 ? pmtu - PMTU_MARGIN : 1200);
@@ -396,6 +474,7 @@ static void conn_close(bsctp_stack_t *st)
     if (st->so != NULL) {
         usrsctp_close(st->so);   /* graceful for any association still there */
         st->so = NULL;
+        conn_flush(st);
     }
     for (uint32_t i = 0; i < st->num_links; i++) {
         usrsctp_deregister_address(conn_addr(st, i));
@@ -405,6 +484,7 @@ static void conn_close(bsctp_stack_t *st)
         if (--stacks_open == 0) {
             for (int i = 0; i < 100 && usrsctp_finish() != 0; i++) {
                 usrsctp_handle_timers(10);
+                tx_flush(st);
             }
             bsctp_mem_release();
         }
@@ -426,6 +506,7 @@ const bsctp_mode_t bsctp_mode_conn = {
     .poll = conn_poll,
     .pump = conn_pump,
     .idle = NULL,
+    .flush = conn_flush,
     .num_addrs = conn_num_addrs,
     .udp_port = conn_udp_port,
     .addr_mtu = conn_addr_mtu,

@@ -44,6 +44,7 @@ struct bsctp_mode;          /* btl_sctp_mode.h */
 struct bsctp_style;         /* btl_sctp_style.h */
 struct bsctp_style_state;   /* a style's own state (btl_sctp_one2one.c) */
 struct bsctp_o2o_sock;      /* one-to-one: the socket of a link's association */
+struct bsctp_conn_tx;       /* conn mode: the packets waiting for the end of a call */
 
 /* What the layer above (the BTL, or a test) is told. */
 typedef struct bsctp_stack_ops {
@@ -81,6 +82,9 @@ typedef struct bsctp_stack_config {
                                     cannot answer them while the process computes) */
     uint16_t path_max_retrans;   /* timeouts on one path before it fails; 0: the
                                     association's limit (a mode with one path) */
+    bool gso;                    /* conn mode: the packets of one call into usrsctp leave
+                                    together, equal-sized runs as one UDP GSO send */
+    bool gro;                    /* conn mode: read with UDP GRO (several packets a read) */
 } bsctp_stack_config_t;
 
 typedef struct bsctp_stack_stats {
@@ -186,6 +190,7 @@ typedef struct bsctp_stack {
     int instance;                 /* slot in the process's table of stacks; -1: none */
     ebtl_dgram_sock_t *socks;     /* one UDP socket per local address */
     size_t num_socks;
+    struct bsctp_conn_tx *conn_tx;  /* packets queued until the mode's flush; NULL: sent at once */
     uint64_t input_datagrams;     /* datagrams handed to usrsctp so far */
     uint64_t polled_ns;           /* the clock at the last poll */
     /* mode inet (btl_sctp_inet.c) */

@@ -542,6 +542,7 @@ const bsctp_mode_t bsctp_mode_inet = {
     .poll = inet_poll,
     .pump = inet_pump,
     .idle = inet_idle,
+    .flush = NULL,   /* usrsctp's threads send each packet */
     .num_addrs = inet_num_addrs,
     .udp_port = inet_udp_port,
     .addr_mtu = inet_addr_mtu,

@@ -47,6 +47,11 @@ typedef struct bsctp_mode {
     void (*pump)(bsctp_stack_t *st);
     /* A pass found nothing; NULL: nothing to do. */
     void (*idle)(bsctp_stack_t *st);
+    /* Send the packets usrsctp emitted since the last flush (conn: held
+     * until the call into usrsctp returns, to leave in batches); called
+     * after every send and at the end of every poll. NULL: each packet
+     * left when usrsctp emitted it. */
+    void (*flush)(bsctp_stack_t *st);
 
     /* The local addresses we publish: how many, and each one's UDP port
      * (host order) and MTU. */

@@ -193,5 +193,6 @@ int bsctp_stack_poll(bsctp_stack_t *st)
         st->mode->idle(st);
     }
     bsctp_assoc_send_rests(st);
+    bsctp_stack_flush(st);
     return n > 0 ? n : delivered;
 }

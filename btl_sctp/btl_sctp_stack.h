@@ -29,6 +29,14 @@ void bsctp_stack_close(bsctp_stack_t *st);
  * delivered. */
 int bsctp_stack_poll(bsctp_stack_t *st);
 
+/* Send what the mode holds back until a call into usrsctp returns. */
+static inline void bsctp_stack_flush(bsctp_stack_t *st)
+{
+    if (st->mode->flush != NULL) {
+        st->mode->flush(st);
+    }
+}
+
 /* The link for a peer's UDP address (nic: which local address reaches it;
  * sctp_port: its SCTP port), made known to the mode when new. Returns the
  * index, or -1 (out of memory). */

@@ -67,6 +67,8 @@ static const ebtl_counter_t counters[] = {
     {"udp_tx", "UDP datagrams sent (one SCTP packet each)"},
     {"udp_rx", "UDP datagrams received"},
     {"tx_errors", "Datagrams the kernel refused (SCTP sends them again)"},
+    {"udp_tx_gso", "Sends that carried several datagrams at once (UDP GSO, mode conn)"},
+    {"udp_rx_gro", "Reads that returned several datagrams at once (UDP GRO, mode conn)"},
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
 #define N_BTL 15   /* tx_msgs .. links */
@@ -86,12 +88,14 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
     if (m->stack_open) {
         usrsctp_get_stat(&u);
     }
-    uint64_t tx = 0, rx = 0, tx_err = 0;
+    uint64_t tx = 0, rx = 0, tx_err = 0, gso = 0, gro = 0;
     for (size_t i = 0; i < m->stack.num_socks; i++) {
         const ebtl_dgram_sock_t *d = &m->stack.socks[i];
         tx += d->stats.tx_datagrams;
         rx += d->stats.rx_datagrams;
         tx_err += d->stats.tx_errors;
+        gso += d->stats.tx_gso;
+        gro += d->stats.rx_gro;
         if (faults != NULL) {
             ebtl_fault_stats_add(faults, d->fault);
         }
@@ -105,7 +109,7 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
         u.sctps_recvdupdata, u.sctps_badsum + s->rx_badsum, u.sctps_hdrops, u.sctps_outoftheblue,
         u.sctps_badvtag, u.sctps_datadroprwnd, u.sctps_activeestab, u.sctps_passiveestab,
         u.sctps_aborted, u.sctps_senderrors,
-        tx, rx, tx_err,
+        tx, rx, tx_err, gso, gro,
     };
     _Static_assert(sizeof(all) / sizeof(all[0]) == NCOUNTERS, "a value for every counter");
     memcpy(v, all, sizeof(all));

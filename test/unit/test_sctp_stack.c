@@ -168,6 +168,8 @@ static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t 
         .mode = TEST_INET ? &bsctp_mode_inet : &bsctp_mode_conn,
         .style = one_to_one ? &bsctp_style_one_to_one : &bsctp_style_one_to_many,
         .heartbeat_ms = 100,   /* where the mode has heartbeats (inet) */
+        .gso = true,
+        .gro = true,
     };
     char err[256] = "";
     if (bsctp_stack_open(&s->st, &cfg, &ops, s, err, sizeof(err)) != 0) {
