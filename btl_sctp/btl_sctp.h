@@ -47,6 +47,7 @@ typedef struct mca_btl_sctp_component {
     int port;
     int rto_min_ms, rto_max_ms, rto_init_ms;
     int sack_delay_ms;
+    int sack_freq;
     int sack_immediately;
     int peer_timeout_s;
     int heartbeat_ms;            /* inet mode: heartbeat interval, 0 off */
@@ -55,6 +56,7 @@ typedef struct mca_btl_sctp_component {
     int sndbuf, rcvbuf;          /* the SCTP socket's buffers, bytes */
     int crc32c;                  /* 1: CRC32c on every packet; 0: skip it (btl_sctp_crc32c) */
     int stream_map;              /* 1: ob1's fragments spread over streams; 0: all on stream 0 */
+    int max_burst;               /* packets one output pass may send; 0: no limit */
     int gso, gro;                /* conn mode: UDP GSO sends, UDP GRO reads (1: where the
                                     kernel has them) */
     int free_list_max;

@@ -123,8 +123,9 @@ int bsctp_core_set_options(bsctp_stack_t *st, struct socket *so, char *err, size
      * path_max_retrans timeouts (new data goes by another address); the
      * association itself lasts peer_timeout. */
     pp.spp_pathmaxrxt = c->path_max_retrans ? c->path_max_retrans : maxrxt;
+    struct sctp_assoc_value burst = {.assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = c->max_burst};
     struct sctp_sack_info sack = {
-        .sack_assoc_id = SCTP_FUTURE_ASSOC, .sack_delay = c->sack_delay_ms, .sack_freq = 2};
+        .sack_assoc_id = SCTP_FUTURE_ASSOC, .sack_delay = c->sack_delay_ms, .sack_freq = c->sack_freq};
     /* Level 2: a message partly delivered blocks neither other peers nor
      * the association's other streams; btl_sctp_assoc.c reassembles per
      * link and stream (usrsctp interleaves streams at level 1 too). */
@@ -143,6 +144,8 @@ int bsctp_core_set_options(bsctp_stack_t *st, struct socket *so, char *err, size
                err, errlen)
         || opt(so, IPPROTO_SCTP, SCTP_DELAYED_SACK, &sack, sizeof(sack), "SCTP_DELAYED_SACK",
                err, errlen)
+        || opt(so, IPPROTO_SCTP, SCTP_MAX_BURST, &burst, sizeof(burst), "SCTP_MAX_BURST", err,
+               errlen)
         || (st->explicit_eor
             && opt(so, IPPROTO_SCTP, SCTP_EXPLICIT_EOR, &one, sizeof(one), "SCTP_EXPLICIT_EOR",
                    err, errlen))) {

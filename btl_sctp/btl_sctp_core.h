@@ -72,6 +72,7 @@ typedef struct bsctp_stack_config {
     uint32_t peer_timeout_ms;    /* retransmissions to a silent peer before it is lost */
     uint16_t streams;
     uint32_t sack_delay_ms;
+    uint32_t sack_freq;          /* packets that make a SACK go at once (1: every packet) */
     bool sack_immediately;       /* one-packet messages ask for an immediate SACK */
     uint32_t jobid, vpid;        /* who we are, for the identification message */
     uint64_t job_key;
@@ -82,6 +83,9 @@ typedef struct bsctp_stack_config {
                                     cannot answer them while the process computes) */
     uint16_t path_max_retrans;   /* timeouts on one path before it fails; 0: the
                                     association's limit (a mode with one path) */
+    uint32_t max_burst;          /* packets one output pass may send (and, as usrsctp
+                                    does it, what an idle association's window shrinks to
+                                    above the data in flight); 0: the window alone */
     bool gso;                    /* conn mode: the packets of one call into usrsctp leave
                                     together, equal-sized runs as one UDP GSO send */
     bool gro;                    /* conn mode: read with UDP GRO (several packets a read) */

@@ -146,6 +146,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t
         .peer_timeout_ms = (uint32_t) c->peer_timeout_s * 1000u,
         .streams = (uint16_t) c->streams,
         .sack_delay_ms = (uint32_t) c->sack_delay_ms,
+        .sack_freq = (uint32_t) c->sack_freq,
         .sack_immediately = c->sack_immediately != 0,
         .jobid = me.jobid,
         .vpid = me.vpid,
@@ -157,6 +158,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t
         .style = c->style,
         .heartbeat_ms = (uint32_t) c->heartbeat_ms,   /* where the mode has heartbeats */
         .path_max_retrans = (uint16_t) c->path_max_retrans,   /* ... and several paths */
+        .max_burst = (uint32_t) c->max_burst,
         .gso = c->gso != 0,
         .gro = c->gro != 0,
     };

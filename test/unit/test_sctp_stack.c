@@ -161,6 +161,8 @@ static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t 
         .peer_timeout_ms = 30000,
         .streams = 16,
         .sack_delay_ms = 10,
+        .sack_freq = 2,
+        .max_burst = 4,
         .jobid = 7,
         .vpid = vpid,
         .job_key = key,
