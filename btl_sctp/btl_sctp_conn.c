@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <usrsctp.h>
@@ -106,17 +108,62 @@ static uint32_t csum_load(const uint8_t *pkt)
  * (loopback's 64 KiB ones) go at once, after what is queued. */
 #define TX_SLOT_MAX 9216u
 
+/* Packets held for the DATA before them (btl_sctp_paths.h, BSCTP_HOLD_NS):
+ * at most this many per stack, copied into slots like the send queue's. */
+#define HOLD_MAX 128
+
+struct held {
+    bool used;
+    uint32_t link;
+    uint32_t first, last;                      /* TSNs of its DATA */
+    uint64_t at_ns;
+    size_t len;
+};
+
 typedef struct bsctp_conn_tx {
     ebtl_dgram_txq_t q;
+    struct held held[HOLD_MAX];
+    uint8_t *hold_arena;                       /* HOLD_MAX slots; NULL: one path per peer */
+    unsigned num_held;
+    /* Several paths: one pass's datagrams from every socket, put back in
+     * TSN order per peer before usrsctp sees them (rx_order). */
+    ebtl_dgram_msg_t *rx_msgs;                 /* EBTL_DGRAM_RX_BATCH per socket */
+    struct rx_item *rx_order;
     size_t slot;                               /* bytes per slot */
     uint8_t arena[];                           /* EBTL_DGRAM_TXQ_LEN slots */
 } bsctp_conn_tx_t;
+
+/* One datagram of a pass, where it came from and, for DATA, its peer and
+ * first TSN (the key rx_order sorts by). */
+struct rx_item {
+    ebtl_dgram_msg_t *m;
+    uint16_t sock;
+    int link;                                  /* -1: not DATA, or no known peer */
+    uint32_t tsn;
+};
+
+/* A NIC's kernel queue, for the scheduler (btl_sctp_paths.h): after each
+ * flush, on the sockets that sent or still hold something. */
+static void look_at_queues(bsctp_stack_t *st, uint64_t now)
+{
+    for (size_t i = 0; i < st->num_socks; i++) {
+        bsctp_nic_load_t *n = &st->nic_load[i];
+        int q = 0;
+        if ((n->queued != 0 || n->sent_since != 0)
+            && ioctl(st->socks[i].fd, SIOCOUTQ, &q) == 0 && q >= 0) {
+            bsctp_nic_look(n, (uint64_t) q, now);
+        }
+    }
+}
 
 static void tx_flush(bsctp_stack_t *st)
 {
     bsctp_conn_tx_t *tx = st->conn_tx;
     if (tx != NULL && tx->q.count > 0) {
         st->stats.out_errors += ebtl_dgram_txq_flush(&tx->q);   /* lost, as on a wire */
+        if (st->multipath) {
+            look_at_queues(st, ebtl_dgram_now_ns());
+        }
     }
 }
 
@@ -131,23 +178,115 @@ static void conn_flush(bsctp_stack_t *st)
     }
 }
 
+static void path_unreachable(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_t *to);
+
+static void on_unreachable(void *arg, const ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, int err)
+{
+    bsctp_stack_t *st = arg;
+    (void) err;
+    path_unreachable(st, (size_t) (s - st->socks), to);
+}
+
 static int tx_open(bsctp_stack_t *st, size_t largest)
 {
     size_t slot = largest < TX_SLOT_MAX ? largest : TX_SLOT_MAX;
-    st->conn_tx = malloc(sizeof(bsctp_conn_tx_t) + (size_t) EBTL_DGRAM_TXQ_LEN * slot);
-    if (st->conn_tx == NULL) {
+    bsctp_conn_tx_t *tx = calloc(1, sizeof(bsctp_conn_tx_t) + (size_t) EBTL_DGRAM_TXQ_LEN * slot);
+    size_t rx = st->num_socks * EBTL_DGRAM_RX_BATCH;
+    if (tx == NULL || (tx->rx_msgs = calloc(rx, sizeof(*tx->rx_msgs))) == NULL
+        || (tx->rx_order = calloc(rx, sizeof(*tx->rx_order))) == NULL
+        || (st->nic_load = calloc(st->num_socks, sizeof(*st->nic_load))) == NULL) {
+        if (tx != NULL) {
+            free(tx->rx_msgs);
+            free(tx->rx_order);
+            free(tx);
+        }
         return -1;
     }
-    ebtl_dgram_txq_init(&st->conn_tx->q);
-    st->conn_tx->slot = slot;
+    ebtl_dgram_txq_init(&tx->q);
+    tx->q.unreachable = on_unreachable;
+    tx->q.unreachable_arg = st;
+    tx->slot = slot;
+    st->conn_tx = tx;
     return 0;
 }
 
 static void tx_close(bsctp_stack_t *st)
 {
     tx_flush(st);
+    if (st->conn_tx != NULL) {
+        free(st->conn_tx->rx_msgs);
+        free(st->conn_tx->rx_order);
+        free(st->conn_tx->hold_arena);
+    }
     free(st->conn_tx);
     st->conn_tx = NULL;
+    free(st->nic_load);
+    st->nic_load = NULL;
+}
+
+/* ------------------------------------------------------------- paths */
+
+/* The kernel refused a datagram to `to` on our socket nic: that way is
+ * closed (the NIC is down or has no route), not just full. A peer with
+ * another path leaves it at once. */
+static void path_unreachable(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_t *to)
+{
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        bsctp_link_t *l = &st->links[i];
+        if (l->num_paths < 2) {
+            continue;
+        }
+        for (int k = 0; k < l->num_paths; k++) {
+            bsctp_path_t *p = &l->paths[k];
+            if (!p->down && p->nic == nic && ebtl_sockaddr_equal(&p->udp, to)) {
+                p->down = true;
+                p->downs++;
+                st->stats.path_downs++;
+            }
+        }
+    }
+}
+
+static bool closed_way(int err)
+{
+    return err == ENETUNREACH || err == EHOSTUNREACH || err == ENETDOWN || err == EPERM
+           || err == EADDRNOTAVAIL;
+}
+
+static void send_probe(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_t *to, int kind,
+                       uint32_t nonce)
+{
+    uint8_t b[BSCTP_PROBE_LEN];
+    bsctp_probe_make(b, kind, nonce);
+    struct iovec iov = {b, sizeof(b)};
+    int rc = ebtl_dgram_send(&st->socks[nic], to, &iov, 1);
+    if (rc != 0 && closed_way(-rc)) {
+        path_unreachable(st, nic, to);
+    }
+}
+
+/* The paths' timers, every millisecond at most: probes and silent paths. */
+static void tick_paths(bsctp_stack_t *st, uint64_t now)
+{
+    if (!st->multipath || now - st->paths_tick_ns < 1000000u) {
+        return;
+    }
+    st->paths_tick_ns = now;
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        bsctp_link_t *l = &st->links[i];
+        bool probe[BSCTP_MAX_PATHS];
+        if (l->num_paths < 2 || l->failed) {
+            continue;
+        }
+        st->stats.path_downs += (uint64_t) bsctp_paths_tick(l->paths, l->num_paths, now, probe);
+        for (int k = 0; k < l->num_paths; k++) {
+            if (probe[k]) {
+                st->stats.probes_tx++;
+                send_probe(st, l->paths[k].nic, &l->paths[k].udp, BSCTP_PROBE,
+                           (uint32_t) (i << 4 | (uint32_t) k));
+            }
+        }
+    }
 }
 
 /* usrsctp's only way out: one SCTP packet to the peer the address names. */
@@ -164,6 +303,12 @@ static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uin
     if (st->cfg.crc32c && length >= sizeof(struct sctp_common_header)) {
         csum_store(buffer, bsctp_packet_crc32c(buffer, length));
     }
+    int k = l->num_paths > 1 ? bsctp_paths_pick(l->paths, l->num_paths, st->nic_load, length) : 0;
+    bsctp_path_t *path = &l->paths[k];
+    if (st->nic_load != NULL) {
+        bsctp_paths_sent(l->paths, k, &st->nic_load[path->nic], length, st->polled_ns);
+    }
+    ebtl_dgram_sock_t *sock = &st->socks[path->nic];
     bsctp_conn_tx_t *tx = st->conn_tx;
     if (tx != NULL && length <= tx->slot) {
         if (tx->q.count == EBTL_DGRAM_TXQ_LEN) {
@@ -173,13 +318,16 @@ static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uin
         memcpy(p, buffer, length);
         /* No header piece: the whole packet is the second entry. */
         struct iovec iov[2] = {{p, 0}, {p, length}};
-        return -ebtl_dgram_txq_add(&tx->q, &st->socks[l->nic], &l->udp, iov, 2);
+        return -ebtl_dgram_txq_add(&tx->q, sock, &path->udp, iov, 2);
     }
     tx_flush(st);   /* what usrsctp emitted first leaves first */
     struct iovec iov = {buffer, length};
-    int rc = ebtl_dgram_send(&st->socks[l->nic], &l->udp, &iov, 1);
+    int rc = ebtl_dgram_send(sock, &path->udp, &iov, 1);
     if (rc != 0) {
         st->stats.out_errors++;   /* lost, as on a wire: SCTP retransmits */
+        if (closed_way(-rc)) {
+            path_unreachable(st, path->nic, &path->udp);
+        }
         return -rc;
     }
     return 0;
@@ -194,19 +342,13 @@ static void conn_link_added(bsctp_stack_t *st, uint32_t link)
 }
 
 /* Which link sent this datagram; strangers only by an INIT. */
+/* Which link (and *path) sent this datagram; strangers only by an INIT. */
 static int link_for_source(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_t *from,
-                           const uint8_t *pkt, size_t len)
+                           const uint8_t *pkt, size_t len, int *path)
 {
-    uint32_t c = st->last_rx_link;
-    if (c < st->num_links && ebtl_sockaddr_equal(&st->links[c].udp, from)) {
-        return (int) c;
-    }
-    /* Linear: fine for the peers of one job on one host; a hash when it shows. */
-    for (uint32_t i = 0; i < st->num_links; i++) {
-        if (ebtl_sockaddr_equal(&st->links[i].udp, from)) {
-            st->last_rx_link = i;
-            return (int) i;
-        }
+    int link = bsctp_core_link_of_source(st, nic, from, path);
+    if (link >= 0) {
+        return link;
     }
     /* An unknown sender may only start an association: the first chunk of
      * its packet (after the 12-byte common header) must be INIT (type 1). */
@@ -215,10 +357,11 @@ static int link_for_source(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_t 
         return -1;
     }
     uint16_t port = (uint16_t) (pkt[0] << 8 | pkt[1]);
-    int link = bsctp_core_link(st, from, nic, port, true);
+    link = bsctp_core_link(st, from, nic, port, true);
     if (link >= 0) {
         conn_link_added(st, (uint32_t) link);
     }
+    *path = 0;
     return link;
 }
 
@@ -303,31 +446,223 @@ static void advance_timers(uint64_t now_ms)
     }
 }
 
+/* ------------------------------------------- DATA ahead of its turn */
+
+/* What the peer's DATA up to last means for the next TSN usrsctp expects. */
+static void rx_advance(bsctp_link_t *l, uint32_t last)
+{
+    if (!l->rx_sync || !bsctp_tsn_le(last + 1u, l->rx_next)) {
+        l->rx_next = last + 1u;
+    }
+    l->rx_sync = true;
+}
+
+static void feed_held(bsctp_stack_t *st, bsctp_conn_tx_t *io, unsigned i)
+{
+    struct held *h = &io->held[i];
+    bsctp_link_t *l = &st->links[h->link];
+    usrsctp_conninput(conn_addr(st, h->link), io->hold_arena + (size_t) i * io->slot, h->len, 0);
+    rx_advance(l, h->last);
+    h->used = false;
+    io->num_held--;
+    l->rx_held--;
+}
+
+/* Hand usrsctp a link's held packets that are now in turn (all of them,
+ * in TSN order, when all: the gap did not fill in time, a loss). */
+static void release_held(bsctp_stack_t *st, uint32_t link, bool all)
+{
+    bsctp_conn_tx_t *io = st->conn_tx;
+    while (st->links[link].rx_held > 0) {
+        int next = -1;
+        for (unsigned i = 0; i < HOLD_MAX; i++) {
+            const struct held *h = &io->held[i];
+            if (h->used && h->link == link
+                && (next < 0 || bsctp_tsn_le(h->first, io->held[next].first))) {
+                next = (int) i;
+            }
+        }
+        if (next < 0 || (!all && !bsctp_tsn_le(io->held[next].first, st->links[link].rx_next))) {
+            return;
+        }
+        feed_held(st, io, (unsigned) next);
+    }
+}
+
+/* DATA of a peer with several paths: true when held because it runs
+ * ahead of the next TSN (it waits for the packets before it), false when
+ * the caller hands it to usrsctp now. */
+static bool hold_ahead(bsctp_stack_t *st, uint32_t link, const uint8_t *pkt, size_t len,
+                       uint32_t first, uint32_t last, uint64_t now)
+{
+    bsctp_conn_tx_t *io = st->conn_tx;
+    bsctp_link_t *l = &st->links[link];
+    if (io != NULL && io->hold_arena == NULL) {
+        io->hold_arena = malloc((size_t) HOLD_MAX * io->slot);   /* the first peer with paths */
+    }
+    if (!l->rx_sync || bsctp_tsn_le(first, l->rx_next) || io == NULL || io->hold_arena == NULL
+        || len > io->slot) {
+        rx_advance(l, last);
+        return false;
+    }
+    if (io->num_held == HOLD_MAX) {
+        release_held(st, link, true);   /* no room: what waits goes first */
+        if (io->num_held == HOLD_MAX) {
+            rx_advance(l, last);
+            return false;
+        }
+    }
+    unsigned i = 0;
+    while (io->held[i].used) {
+        i++;
+    }
+    memcpy(io->hold_arena + (size_t) i * io->slot, pkt, len);
+    io->held[i] = (struct held){true, link, first, last, now, len};
+    io->num_held++;
+    l->rx_held++;
+    st->stats.rx_held++;
+    return true;
+}
+
+/* Packets held longer than BSCTP_HOLD_NS: the gap before them is a loss;
+ * usrsctp gets them (and reports the gap). */
+static void expire_held(bsctp_stack_t *st, uint64_t now)
+{
+    bsctp_conn_tx_t *io = st->conn_tx;
+    for (unsigned i = 0; io != NULL && io->num_held > 0 && i < HOLD_MAX; i++) {
+        if (io->held[i].used && now - io->held[i].at_ns >= BSCTP_HOLD_NS) {
+            st->stats.rx_hold_expired++;
+            release_held(st, io->held[i].link, true);
+        }
+    }
+}
+
+/* A probe of ours, answered on the way it came; an answer: the path works. */
+static void take_probe(bsctp_stack_t *st, size_t s, const ebtl_dgram_msg_t *m, int kind,
+                       uint32_t nonce, uint64_t now)
+{
+    int path = 0;
+    int link = bsctp_core_link_of_source(st, s, &m->from, &path);
+    if (link < 0) {
+        st->stats.rx_unknown_src++;   /* never answered: no reflection for strangers */
+        return;
+    }
+    bsctp_link_t *l = &st->links[link];
+    if (bsctp_paths_heard(l->paths, path, m->len, now)) {
+        st->stats.path_ups++;
+    }
+    if (kind == BSCTP_PROBE) {
+        send_probe(st, s, &m->from, BSCTP_PROBE_ECHO, nonce);
+    } else {
+        st->stats.probes_rx++;
+    }
+}
+
+/* One datagram from socket s into usrsctp (or the paths' probes). */
+static void take_datagram(bsctp_stack_t *st, size_t s, ebtl_dgram_msg_t *m, uint64_t now)
+{
+    /* usrsctp checks the packet (CRC32c, verification tag, chunk lengths);
+     * we only refuse what is not even a header. */
+    if (m->len < sizeof(struct sctp_common_header)) {
+        st->stats.rx_bad++;
+        return;
+    }
+    uint32_t nonce;
+    int kind = bsctp_probe_parse(m->buf, m->len, &nonce);
+    if (kind != 0) {
+        take_probe(st, s, m, kind, nonce, now);
+        return;
+    }
+    /* A sender with btl_sctp_crc32c 0 leaves the field 0. */
+    uint32_t sum = csum_load(m->buf);
+    if (st->cfg.crc32c && sum != 0 && sum != bsctp_packet_crc32c(m->buf, m->len)) {
+        st->stats.rx_badsum++;
+        return;
+    }
+    int path = 0;
+    int link = link_for_source(st, s, &m->from, m->buf, m->len, &path);
+    if (link < 0) {
+        return;
+    }
+    bsctp_link_t *l = &st->links[link];
+    uint32_t first, last;
+    if (l->num_paths > 1) {
+        if (bsctp_paths_heard(l->paths, path, m->len, now)) {
+            st->stats.path_ups++;
+        }
+        if (bsctp_packet_tsns(m->buf, m->len, &first, &last)
+            && hold_ahead(st, (uint32_t) link, m->buf, m->len, first, last, now)) {
+            return;
+        }
+    }
+    usrsctp_conninput(conn_addr(st, (uint32_t) link), m->buf, m->len, 0);
+    if (st->links[link].rx_held > 0) {
+        release_held(st, (uint32_t) link, false);   /* the gap before them may be filled */
+    }
+}
+
+/* a before b: DATA of one peer, a's first TSN earlier (serial arithmetic). */
+static bool rx_before(const struct rx_item *a, const struct rx_item *b)
+{
+    return a->link >= 0 && a->link == b->link && (int32_t) (a->tsn - b->tsn) < 0;
+}
+
+/* Several paths: a pass reads every socket once, then hands usrsctp the
+ * datagrams with each peer's DATA in TSN order. Read one socket after the
+ * other, the packets of two paths would reach usrsctp a whole batch out of
+ * order, and its SACKs would report gaps that are none (three reports and
+ * the sender retransmits). Returns the datagrams read; *more: a socket
+ * may hold more. */
+static int read_merged(bsctp_stack_t *st, uint64_t now_ns, bool *more)
+{
+    bsctp_conn_tx_t *io = st->conn_tx;
+    unsigned count = 0;
+    *more = false;
+    for (size_t s = 0; s < st->num_socks; s++) {
+        ebtl_dgram_msg_t *msgs = &io->rx_msgs[s * EBTL_DGRAM_RX_BATCH];
+        int n = ebtl_dgram_recv(&st->socks[s], msgs, EBTL_DGRAM_RX_BATCH, now_ns);
+        *more |= n == EBTL_DGRAM_RX_BATCH || ebtl_dgram_rx_buffered(&st->socks[s]);
+        for (int k = 0; k < n; k++) {
+            struct rx_item it = {&msgs[k], (uint16_t) s, -1, 0};
+            int path;
+            uint32_t last;
+            if (bsctp_packet_tsns(msgs[k].buf, msgs[k].len, &it.tsn, &last)) {
+                it.link = bsctp_core_link_of_source(st, s, &msgs[k].from, &path);
+            }
+            /* insertion: runs per socket are already in order */
+            unsigned j = count++;
+            while (j > 0 && rx_before(&it, &io->rx_order[j - 1])) {
+                io->rx_order[j] = io->rx_order[j - 1];
+                j--;
+            }
+            io->rx_order[j] = it;
+        }
+        if (n > 0) {
+            st->input_datagrams += (uint64_t) n;
+        }
+    }
+    for (unsigned i = 0; i < count; i++) {
+        take_datagram(st, io->rx_order[i].sock, io->rx_order[i].m, now_ns);
+    }
+    return (int) count;
+}
+
 static int read_input(bsctp_stack_t *st, uint64_t now_ns)
 {
-    ebtl_dgram_msg_t msgs[EBTL_DGRAM_RX_BATCH];
     int total = 0;
+    if (st->multipath && st->conn_tx != NULL) {
+        bool more = true;
+        for (int b = 0; b < RX_BATCHES_PER_PASS && more; b++) {
+            total += read_merged(st, now_ns, &more);
+        }
+        return total;
+    }
+    ebtl_dgram_msg_t msgs[EBTL_DGRAM_RX_BATCH];
     for (size_t s = 0; s < st->num_socks; s++) {
         for (int b = 0; b < RX_BATCHES_PER_PASS; b++) {
             int n = ebtl_dgram_recv(&st->socks[s], msgs, EBTL_DGRAM_RX_BATCH, now_ns);
             for (int k = 0; k < n; k++) {
-                /* usrsctp checks the packet (CRC32c, verification tag,
-                 * chunk lengths); we only refuse what is not even a header. */
-                if (msgs[k].len < sizeof(struct sctp_common_header)) {
-                    st->stats.rx_bad++;
-                    continue;
-                }
-                /* A sender with btl_sctp_crc32c 0 leaves the field 0. */
-                uint32_t sum = csum_load(msgs[k].buf);
-                if (st->cfg.crc32c && sum != 0
-                    && sum != bsctp_packet_crc32c(msgs[k].buf, msgs[k].len)) {
-                    st->stats.rx_badsum++;
-                    continue;
-                }
-                int link = link_for_source(st, s, &msgs[k].from, msgs[k].buf, msgs[k].len);
-                if (link >= 0) {
-                    usrsctp_conninput(conn_addr(st, (uint32_t) link), msgs[k].buf, msgs[k].len, 0);
-                }
+                take_datagram(st, s, &msgs[k], now_ns);
             }
             if (n <= 0) {
                 break;
@@ -347,7 +682,9 @@ static int conn_poll(bsctp_stack_t *st)
     uint64_t now = ebtl_dgram_now_ns();
     st->polled_ns = now;
     int n = read_input(st, now);
+    expire_held(st, now);
     advance_timers(now / 1000000u);
+    tick_paths(st, now);
     return n;
 }
 

@@ -21,8 +21,10 @@ int bsctp_core_link(bsctp_stack_t *st, const ebtl_sockaddr_t *udp, size_t nic, u
                     bool stranger)
 {
     for (uint32_t i = 0; i < st->num_links; i++) {
-        if (ebtl_sockaddr_equal(&st->links[i].udp, udp)) {
-            return (int) i;
+        for (int k = 0; k < st->links[i].num_paths; k++) {
+            if (ebtl_sockaddr_equal(&st->links[i].paths[k].udp, udp)) {
+                return (int) i;
+            }
         }
     }
     if (st->num_links >= 0xfffffeu) {
@@ -42,6 +44,9 @@ int bsctp_core_link(bsctp_stack_t *st, const ebtl_sockaddr_t *udp, size_t nic, u
     memset(l, 0, sizeof(*l));
     l->udp = *udp;
     l->nic = nic;
+    l->paths[0].udp = *udp;
+    l->paths[0].nic = (uint16_t) nic;
+    l->num_paths = 1;
     l->sctp_port = sctp_port;
     l->in_use = true;
     l->stranger = stranger;
@@ -49,6 +54,66 @@ int bsctp_core_link(bsctp_stack_t *st, const ebtl_sockaddr_t *udp, size_t nic, u
         st->strangers++;
     }
     return (int) i;
+}
+
+int bsctp_core_add_path(bsctp_stack_t *st, uint32_t link, size_t nic, const ebtl_sockaddr_t *udp)
+{
+    bsctp_link_t *l = &st->links[link];
+    for (int k = 0; k < l->num_paths; k++) {
+        if (l->paths[k].nic == nic && ebtl_sockaddr_equal(&l->paths[k].udp, udp)) {
+            return 0;
+        }
+    }
+    if (l->num_paths >= BSCTP_MAX_PATHS) {
+        return -1;
+    }
+    bsctp_path_t *p = &l->paths[l->num_paths++];
+    memset(p, 0, sizeof(*p));
+    p->udp = *udp;
+    p->nic = (uint16_t) nic;
+    st->multipath = true;
+    return 0;
+}
+
+int bsctp_core_link_of_source(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_t *udp,
+                              int *path)
+{
+    uint32_t c = st->last_rx_link;
+    int from_cache = -1;
+    if (c < st->num_links) {
+        const bsctp_link_t *l = &st->links[c];
+        for (int k = 0; k < l->num_paths && from_cache < 0; k++) {
+            if (l->paths[k].nic == nic && ebtl_sockaddr_equal(&l->paths[k].udp, udp)) {
+                from_cache = k;
+            }
+        }
+        if (from_cache >= 0) {
+            *path = from_cache;
+            return (int) c;
+        }
+    }
+    /* Linear: fine for the peers of one job on one host; a hash when it
+     * shows. The peer's address on another of our sockets (a routed pair
+     * the peer chose the other way round) still names its link. */
+    int link = -1;
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        const bsctp_link_t *l = &st->links[i];
+        for (int k = 0; k < l->num_paths; k++) {
+            if (!ebtl_sockaddr_equal(&l->paths[k].udp, udp)) {
+                continue;
+            }
+            if (l->paths[k].nic == nic) {
+                st->last_rx_link = i;
+                *path = k;
+                return (int) i;
+            }
+            if (link < 0) {
+                link = (int) i;
+                *path = k;
+            }
+        }
+    }
+    return link;
 }
 
 void bsctp_core_links_free(bsctp_stack_t *st)

@@ -38,6 +38,7 @@
 
 #include "ebtl_dgram.h"
 #include "ebtl_ifsel.h"
+#include "btl_sctp_paths.h"
 #include "btl_sctp_streams.h"
 
 struct bsctp_mode;          /* btl_sctp_mode.h */
@@ -104,6 +105,10 @@ typedef struct bsctp_stack_stats {
     uint64_t assoc_up, assoc_lost;
     uint64_t assoc_unknown;                     /* changes of an association no link names */
     uint64_t out_errors;                        /* datagrams the kernel refused */
+    uint64_t path_downs, path_ups;              /* a peer's paths declared down, back up */
+    uint64_t probes_tx, probes_rx;              /* path probes sent, and answered */
+    uint64_t rx_held, rx_hold_expired;          /* DATA held for the packets before it; holds
+                                                   that ended by time (a loss) */
 } bsctp_stack_stats_t;
 
 /* One message being put together from the pieces usrsctp reads out. */
@@ -114,8 +119,17 @@ typedef struct bsctp_reasm {
 
 /* One peer as usrsctp reaches it. */
 typedef struct bsctp_link {
-    ebtl_sockaddr_t udp;          /* its UDP address and port */
-    size_t nic;                   /* which of our sockets reaches it (conn mode) */
+    ebtl_sockaddr_t udp;          /* its UDP address and port (paths[0]'s) */
+    size_t nic;                   /* which of our sockets reaches it (conn mode; paths[0]'s) */
+    /* Mode conn: every pair (our socket, its address) that reaches it; the
+     * mode picks one per packet (btl_sctp_paths.h). paths[0] is udp, nic. */
+    bsctp_path_t paths[BSCTP_MAX_PATHS];
+    uint8_t num_paths;
+    /* Several paths: the next TSN of the peer's DATA usrsctp expects, and
+     * how many packets that ran ahead of it wait (btl_sctp_conn.c). */
+    bool rx_sync;
+    uint32_t rx_next;
+    uint16_t rx_held;
     uint16_t sctp_port;
     bool in_use;
     bool stranger;                /* created by its datagrams, not by us: not yet identified */
@@ -195,6 +209,9 @@ typedef struct bsctp_stack {
     ebtl_dgram_sock_t *socks;     /* one UDP socket per local address */
     size_t num_socks;
     struct bsctp_conn_tx *conn_tx;  /* packets queued until the mode's flush; NULL: sent at once */
+    bsctp_nic_load_t *nic_load;   /* per socket: its queue and drain rate (several paths) */
+    bool multipath;               /* some link has several paths */
+    uint64_t paths_tick_ns;       /* the last look at the paths' timers */
     uint64_t input_datagrams;     /* datagrams handed to usrsctp so far */
     uint64_t polled_ns;           /* the clock at the last poll */
     /* mode inet (btl_sctp_inet.c) */
@@ -213,6 +230,13 @@ typedef struct bsctp_stack {
  * Returns the index or -1 (out of memory). */
 int bsctp_core_link(bsctp_stack_t *st, const ebtl_sockaddr_t *udp, size_t nic, uint16_t sctp_port,
                     bool stranger);
+/* Add a path (our socket nic, the peer's address udp) to a link unless it
+ * has it or is full: 0, or -1. */
+int bsctp_core_add_path(bsctp_stack_t *st, uint32_t link, size_t nic, const ebtl_sockaddr_t *udp);
+/* The link and path (*path) a datagram from udp on our socket nic came by,
+ * or -1. */
+int bsctp_core_link_of_source(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_t *udp,
+                              int *path);
 /* Free the table of links (each link's own state freed before). */
 void bsctp_core_links_free(bsctp_stack_t *st);
 

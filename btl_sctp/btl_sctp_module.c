@@ -29,6 +29,7 @@
 
 #include "ebtl_help.h"
 #include "ebtl_modex.h"
+#include "ebtl_route.h"
 
 /* Socket buffers of the UDP socket under usrsctp (the SCTP socket's are
  * btl_sctp_sndbuf / btl_sctp_rcvbuf). */
@@ -202,17 +203,44 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
 {
     mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) base;
     (void) epoch;
-    size_t nic = 0;
-    int a = ebtl_modex_choose_path(m->ifaces, bsctp_stack_num_addrs(&m->stack), addrs, n,
-                                  OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags), &nic);
-    if (a < 0) {
+    /* Mode conn: every pair of our address and the peer's that reaches it
+     * is a path under the one association (btl_sctp_paths.h); mode inet:
+     * usrsctp's own multihoming, from the first pair. */
+    size_t nics[BSCTP_MAX_PATHS];
+    int which[BSCTP_MAX_PATHS];
+    size_t num_addrs = bsctp_stack_num_addrs(&m->stack);
+    bool same_host = OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags);
+    int npaths = m->stack.mode->btl_sockets
+                     ? ebtl_modex_choose_paths(m->ifaces, num_addrs, addrs, n, same_host,
+                                               &ebtl_route_kernel, nics, which, BSCTP_MAX_PATHS)
+                     : 0;
+    if (npaths == 0) {
+        which[0] = ebtl_modex_choose_path(m->ifaces, num_addrs, addrs, n, same_host, &nics[0]);
+        npaths = which[0] >= 0;
+    }
+    if (npaths == 0) {
         EBTL_VERBOSE(10, "btl sctp: no network of ours reaches rank %u", proc->proc_name.vpid);
         return OPAL_ERR_UNREACH;
     }
-    ebtl_sockaddr_t udp;
-    ebtl_sockaddr_set(&udp, addrs[a].family == 4 ? AF_INET : AF_INET6, addrs[a].addr,
-                     addrs[a].port);
-    int link = bsctp_stack_link(&m->stack, &udp, nic, addrs[a].port2, false);
+    ebtl_sockaddr_t udp[BSCTP_MAX_PATHS];
+    for (int k = 0; k < npaths; k++) {
+        const ebtl_modex_addr_t *a = &addrs[which[k]];
+        ebtl_sockaddr_set(&udp[k], a->family == 4 ? AF_INET : AF_INET6, a->addr, a->port);
+    }
+    int a = which[0];
+    /* A link the peer's first packet made (a stranger) may know it by any
+     * of its addresses. */
+    int link = -1;
+    for (int k = 0; k < npaths && link < 0; k++) {
+        int path;
+        link = bsctp_core_link_of_source(&m->stack, nics[k], &udp[k], &path);
+    }
+    if (link < 0) {
+        link = bsctp_stack_link(&m->stack, &udp[0], nics[0], addrs[a].port2, false);
+    }
+    for (int k = 0; link >= 0 && k < npaths; k++) {
+        (void) bsctp_core_add_path(&m->stack, (uint32_t) link, nics[k], &udp[k]);
+    }
     mca_btl_sctp_endpoint_t *ep = link >= 0 ? OBJ_NEW(mca_btl_sctp_endpoint_t) : NULL;
     if (ep == NULL) {
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -231,8 +259,9 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
     l->vpid = proc->proc_name.vpid;
     l->user = ep;
     char a_buf[64];
-    EBTL_VERBOSE(20, "btl sctp: rank %u via %s, SCTP port %u", proc->proc_name.vpid,
-                ebtl_sockaddr_format(&udp, a_buf, sizeof(a_buf)), addrs[a].port2);
+    EBTL_VERBOSE(20, "btl sctp: rank %u via %s and %d other path(s), SCTP port %u",
+                proc->proc_name.vpid, ebtl_sockaddr_format(&udp[0], a_buf, sizeof(a_buf)),
+                npaths - 1, addrs[a].port2);
     *out = ep;
     return OPAL_SUCCESS;
 }

@@ -43,6 +43,15 @@ static const ebtl_counter_t counters[] = {
     {"rx_unknown_src", "Datagrams from unknown senders that do not start an association, dropped"},
     {"assoc_unknown", "Changes (up, lost, ...) of an association no link names, not acted on"},
     {"links", "Peers usrsctp knows by UDP address"},
+    {"path_downs", "Mode conn, several NICs: a peer's path left because the kernel refused it or it "
+                   "went silent while another path of that peer answered"},
+    {"path_ups", "Paths that answered again and were taken back"},
+    {"probes_tx", "Probes sent on paths that carried data but heard nothing for 10 ms, or were "
+                  "down"},
+    {"probes_rx", "Answers to those probes"},
+    {"rx_held", "Packets of DATA that came by one path ahead of packets sent before them by "
+                "another, held until those came (at most 2 ms) so that usrsctp sees no false gap"},
+    {"rx_hold_expired", "Holds that ended after 2 ms without the packets before them (lost)"},
     /* usrsctp's stack */
     {"packets_rx", "SCTP packets taken in by usrsctp"},
     {"data_chunks_tx", "DATA chunks sent"},
@@ -71,7 +80,7 @@ static const ebtl_counter_t counters[] = {
     {"udp_rx_gro", "Reads that returned several datagrams at once (UDP GRO, mode conn)"},
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
-#define N_BTL 15   /* tx_msgs .. links */
+#define N_BTL 21   /* tx_msgs .. rx_hold_expired */
 #define N_STACK 18 /* packets_rx .. send_errors */
 
 /* Every counter's value now, in the order of counters[]; 0 without a
@@ -103,7 +112,8 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
     const uint64_t all[] = {
         s->tx_msgs, s->tx_bytes, s->tx_busy, s->tx_split, s->rx_msgs, s->rx_bytes, s->rx_partial,
         s->assoc_up, s->assoc_lost, s->assoc_rejected, s->rx_bad, s->rx_unidentified,
-        s->rx_unknown_src, s->assoc_unknown, m->stack.num_links,
+        s->rx_unknown_src, s->assoc_unknown, m->stack.num_links, s->path_downs, s->path_ups,
+        s->probes_tx, s->probes_rx, s->rx_held, s->rx_hold_expired,
         u.sctps_inpackets, u.sctps_senddata, u.sctps_recvdata, u.sctps_sendsacks,
         u.sctps_recvsacks, u.sctps_sendretransdata, u.sctps_sendfastretrans, u.sctps_timodata,
         u.sctps_recvdupdata, u.sctps_badsum + s->rx_badsum, u.sctps_hdrops, u.sctps_outoftheblue,
@@ -141,6 +151,23 @@ void bsctp_stats_report(mca_btl_sctp_module_t *m)
     ebtl_stats_print("sctp", &stats, v, N_BTL, N_STACK, NULL);
     ebtl_stats_print("sctp", &stats, v, N_BTL + N_STACK, NCOUNTERS - N_BTL - N_STACK,
                      ebtl_fault_stats_format(&faults, fline, sizeof(fline)));
+    /* Each path of a peer with several (mode conn). */
+    const bsctp_stack_t *st = &m->stack;
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        const bsctp_link_t *l = &st->links[i];
+        for (int k = 0; l->num_paths > 1 && k < l->num_paths; k++) {
+            const bsctp_path_t *p = &l->paths[k];
+            char a[64];
+            opal_output(0, "btl sctp path rank %u: peer %u path %d %s -> %s: tx_packets=%llu "
+                        "tx_bytes=%llu rx_packets=%llu rx_bytes=%llu downs=%llu ups=%llu "
+                        "probes=%llu %s", (unsigned) OPAL_PROC_MY_NAME.vpid, l->vpid, k,
+                        m->ifaces[p->nic].name, ebtl_sockaddr_format(&p->udp, a, sizeof(a)),
+                        (unsigned long long) p->tx_packets, (unsigned long long) p->tx_bytes,
+                        (unsigned long long) p->rx_packets, (unsigned long long) p->rx_bytes,
+                        (unsigned long long) p->downs, (unsigned long long) p->ups,
+                        (unsigned long long) p->probes, p->down ? "down" : "up");
+        }
+    }
 }
 
 /* ------------------------------------------------ state of a hung job */

@@ -1,0 +1,202 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/*
+ * Which of a peer's paths carries each packet, and which paths are alive
+ * (btl_sctp_paths.h says how).
+ */
+#include "btl_sctp_paths.h"
+
+#include <string.h>
+
+/* A rate nobody measured yet: equal shares until one is. */
+#define RATE_GUESS (1000ull * 1000u * 1000u)
+/* Looks closer together than this measure noise, not a rate. */
+#define LOOK_MIN_NS 200000u
+
+/* Nanoseconds until len more bytes would have left the NIC. */
+static uint64_t leave_ns(const bsctp_nic_load_t *nic, uint64_t best_rate, size_t len)
+{
+    uint64_t rate = nic->rate ? nic->rate : best_rate;
+    return (nic->queued + len) * 1000000000ull / rate;
+}
+
+int bsctp_paths_pick(const bsctp_path_t *p, int n, const bsctp_nic_load_t *nics, size_t len)
+{
+    uint64_t best_rate = 0;
+    for (int k = 0; k < n; k++) {
+        if (nics[p[k].nic].rate > best_rate) {
+            best_rate = nics[p[k].nic].rate;
+        }
+    }
+    if (best_rate == 0) {
+        best_rate = RATE_GUESS;
+    }
+    int pick = -1;
+    uint64_t soonest = UINT64_MAX;
+    for (int k = 0; k < n; k++) {
+        if (p[k].down) {
+            continue;
+        }
+        uint64_t t = leave_ns(&nics[p[k].nic], best_rate, len);
+        if (t < soonest) {
+            soonest = t;
+            pick = k;
+        }
+    }
+    if (pick >= 0) {
+        return pick;
+    }
+    /* Every path down: the one heard last (a probe answered there first). */
+    pick = 0;
+    for (int k = 1; k < n; k++) {
+        if (p[k].heard_ns > p[pick].heard_ns) {
+            pick = k;
+        }
+    }
+    return pick;
+}
+
+void bsctp_paths_sent(bsctp_path_t *p, int k, bsctp_nic_load_t *nic, size_t len, uint64_t now)
+{
+    p[k].sent_ns = now;
+    p[k].tx_packets++;
+    p[k].tx_bytes += len;
+    nic->queued += len;
+    nic->sent_since += len;
+}
+
+bool bsctp_paths_heard(bsctp_path_t *p, int k, size_t len, uint64_t now)
+{
+    p[k].heard_ns = now;
+    p[k].rx_packets++;
+    p[k].rx_bytes += len;
+    if (p[k].down) {
+        p[k].down = false;
+        p[k].ups++;
+        return true;
+    }
+    return false;
+}
+
+int bsctp_paths_tick(bsctp_path_t *p, int n, uint64_t now, bool probe[BSCTP_MAX_PATHS])
+{
+    memset(probe, 0, sizeof(bool) * BSCTP_MAX_PATHS);
+    if (n < 2) {
+        return 0;   /* one path: the association's own timers decide */
+    }
+    uint64_t heard_last = 0;
+    for (int k = 0; k < n; k++) {
+        if (!p[k].down && p[k].heard_ns > heard_last) {
+            heard_last = p[k].heard_ns;
+        }
+    }
+    int downs = 0;
+    for (int k = 0; k < n; k++) {
+        bsctp_path_t *q = &p[k];
+        uint64_t silent = now > q->heard_ns ? now - q->heard_ns : 0;
+        if (q->down) {
+            probe[k] = now - q->probe_ns >= BSCTP_PROBE_DOWN_NS;
+            continue;
+        }
+        bool active = q->sent_ns != 0 && now - q->sent_ns < BSCTP_ACTIVE_NS;
+        if (!active || silent < BSCTP_PROBE_AFTER_NS) {
+            continue;
+        }
+        /* Down only while another path hears: a peer silent everywhere is
+         * busy (or gone: the association's timers say so), not its NIC. */
+        if (silent >= BSCTP_DEAD_AFTER_NS && heard_last > q->heard_ns
+            && now - heard_last < BSCTP_PROBE_AFTER_NS) {
+            q->down = true;
+            q->downs++;
+            downs++;
+            probe[k] = true;
+            continue;
+        }
+        probe[k] = now - q->probe_ns >= BSCTP_PROBE_AFTER_NS;
+    }
+    for (int k = 0; k < n; k++) {
+        if (probe[k]) {
+            p[k].probe_ns = now;
+            p[k].probes++;
+        }
+    }
+    return downs;
+}
+
+void bsctp_nic_look(bsctp_nic_load_t *nic, uint64_t queued_now, uint64_t now)
+{
+    uint64_t dt = now - nic->look_ns;
+    if (nic->look_ns != 0 && dt < LOOK_MIN_NS) {
+        nic->queued = queued_now;   /* too soon for a rate: the queue only */
+        return;
+    }
+    /* Backlogged from look to look: what left is the drain rate. */
+    if (nic->look_ns != 0 && nic->look_queued > 0 && queued_now > 0) {
+        uint64_t in = nic->look_queued + nic->sent_since;
+        uint64_t left = in > queued_now ? in - queued_now : 0;
+        uint64_t sample = left * 1000000000ull / dt;
+        nic->rate = nic->rate ? (nic->rate * 7 + sample) / 8 : sample;
+    }
+    nic->queued = queued_now;
+    nic->look_queued = queued_now;
+    nic->sent_since = 0;
+    nic->look_ns = now;
+}
+
+void bsctp_probe_make(uint8_t buf[BSCTP_PROBE_LEN], int kind, uint32_t nonce)
+{
+    memset(buf, 0, BSCTP_PROBE_LEN);
+    /* ports 0 and 0 (bytes 0..3), the tag where the verification tag goes */
+    for (int i = 0; i < 4; i++) {
+        buf[4 + i] = (uint8_t) (BSCTP_PROBE_TAG >> (24 - 8 * i));
+        buf[12 + i] = (uint8_t) (nonce >> (24 - 8 * i));
+    }
+    buf[8] = (uint8_t) kind;
+}
+
+int bsctp_probe_parse(const uint8_t *buf, size_t len, uint32_t *nonce)
+{
+    if (len != BSCTP_PROBE_LEN || buf[0] != 0 || buf[1] != 0 || buf[2] != 0 || buf[3] != 0) {
+        return 0;
+    }
+    uint32_t tag = 0, n = 0;
+    for (int i = 0; i < 4; i++) {
+        tag = tag << 8 | buf[4 + i];
+        n = n << 8 | buf[12 + i];
+    }
+    if (tag != BSCTP_PROBE_TAG || (buf[8] != BSCTP_PROBE && buf[8] != BSCTP_PROBE_ECHO)) {
+        return 0;
+    }
+    *nonce = n;
+    return buf[8];
+}
+
+bool bsctp_packet_tsns(const uint8_t *pkt, size_t len, uint32_t *first, uint32_t *last)
+{
+    bool any = false;
+    size_t at = 12;   /* the common header */
+    /* Each chunk: type, flags, length (16 bits, header included, padded to
+     * 4 bytes); a DATA chunk (type 0) has its TSN after the header. */
+    while (at + 4 <= len) {
+        size_t clen = (size_t) pkt[at + 2] << 8 | pkt[at + 3];
+        if (clen < 4 || clen > len - at) {
+            return false;
+        }
+        if (pkt[at] == 0) {
+            if (clen < 8) {
+                return false;
+            }
+            uint32_t t = (uint32_t) pkt[at + 4] << 24 | (uint32_t) pkt[at + 5] << 16
+                         | (uint32_t) pkt[at + 6] << 8 | pkt[at + 7];
+            if (!any) {
+                *first = t;
+            }
+            *last = t;
+            any = true;
+        }
+        at += (clen + 3u) & ~(size_t) 3u;
+    }
+    return any;
+}
