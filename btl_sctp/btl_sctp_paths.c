@@ -15,31 +15,24 @@
 /* Looks closer together than this measure noise, not a rate. */
 #define LOOK_MIN_NS 200000u
 
-/* Nanoseconds until len more bytes would have left the NIC. */
-static uint64_t leave_ns(const bsctp_nic_load_t *nic, uint64_t best_rate, size_t len)
+/* Nanoseconds until len more bytes would have left the NIC. A rate not
+ * measured yet (its queue never built up) is taken as fast: the NIC gets
+ * packets until its queue shows what it carries. */
+static uint64_t leave_ns(const bsctp_nic_load_t *nic, size_t len)
 {
-    uint64_t rate = nic->rate ? nic->rate : best_rate;
+    uint64_t rate = nic->rate ? nic->rate : RATE_GUESS;
     return (nic->queued + len) * 1000000000ull / rate;
 }
 
 int bsctp_paths_pick(const bsctp_path_t *p, int n, const bsctp_nic_load_t *nics, size_t len)
 {
-    uint64_t best_rate = 0;
-    for (int k = 0; k < n; k++) {
-        if (nics[p[k].nic].rate > best_rate) {
-            best_rate = nics[p[k].nic].rate;
-        }
-    }
-    if (best_rate == 0) {
-        best_rate = RATE_GUESS;
-    }
     int pick = -1;
     uint64_t soonest = UINT64_MAX;
     for (int k = 0; k < n; k++) {
         if (p[k].down) {
             continue;
         }
-        uint64_t t = leave_ns(&nics[p[k].nic], best_rate, len);
+        uint64_t t = leave_ns(&nics[p[k].nic], len);
         if (t < soonest) {
             soonest = t;
             pick = k;
@@ -132,12 +125,18 @@ void bsctp_nic_look(bsctp_nic_load_t *nic, uint64_t queued_now, uint64_t now)
         nic->queued = queued_now;   /* too soon for a rate: the queue only */
         return;
     }
-    /* Backlogged from look to look: what left is the drain rate. */
-    if (nic->look_ns != 0 && nic->look_queued > 0 && queued_now > 0) {
+    if (nic->look_ns != 0) {
         uint64_t in = nic->look_queued + nic->sent_since;
         uint64_t left = in > queued_now ? in - queued_now : 0;
         uint64_t sample = left * 1000000000ull / dt;
-        nic->rate = nic->rate ? (nic->rate * 7 + sample) / 8 : sample;
+        if (nic->look_queued > 0 && queued_now > 0) {
+            /* Backlogged from look to look: what left is the drain rate. */
+            nic->rate = nic->rate ? (nic->rate * 7 + sample) / 8 : sample;
+        } else if (queued_now == 0 && nic->rate != 0 && sample > nic->rate) {
+            /* Emptied: it drains at least that fast (an estimate too low
+             * would starve the NIC of the packets that correct it). */
+            nic->rate = sample;
+        }
     }
     nic->queued = queued_now;
     nic->look_queued = queued_now;
