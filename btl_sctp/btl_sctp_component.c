@@ -12,6 +12,7 @@
 #include "btl_sctp_hdr.h"
 
 #include <opal/mca/base/mca_base_var.h>
+#include <opal/util/proc.h>
 
 #include "ebtl_help.h"
 #include "ebtl_modex.h"
@@ -199,6 +200,9 @@ static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
         return drop_modules(c, btls);
     }
     c->module = c->modules[0];
+    if (per_if && nmod > 1 && OPAL_PROC_MY_NAME.vpid == 0) {
+        EBTL_SHOW_HELP("one-to-one-no-failover", nmod, ebtl_help_host());
+    }
     bsctp_stats_register_pvars();
     *num_btls = (int) nmod;
     return btls;
