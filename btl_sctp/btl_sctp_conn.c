@@ -601,6 +601,16 @@ static void take_datagram(bsctp_stack_t *st, size_t s, ebtl_dgram_msg_t *m, uint
     }
 }
 
+/* A read of n datagrams emptied the socket: the kernel gave fewer than
+ * asked for (a GRO socket asks for rx_bufs at a time: 8 whole datagrams
+ * of loopback's 64 KiB are a full read, not the end) and none wait split
+ * off a GRO read. */
+static bool drained(const ebtl_dgram_sock_t *s, int n)
+{
+    int full = s->rx_bufs < EBTL_DGRAM_RX_BATCH ? (int) s->rx_bufs : EBTL_DGRAM_RX_BATCH;
+    return n < full && !ebtl_dgram_rx_buffered(s);
+}
+
 /* a before b: DATA of one peer, a's first TSN earlier (serial arithmetic). */
 static bool rx_before(const struct rx_item *a, const struct rx_item *b)
 {
@@ -621,7 +631,7 @@ static int read_merged(bsctp_stack_t *st, uint64_t now_ns, bool *more)
     for (size_t s = 0; s < st->num_socks; s++) {
         ebtl_dgram_msg_t *msgs = &io->rx_msgs[s * EBTL_DGRAM_RX_BATCH];
         int n = ebtl_dgram_recv(&st->socks[s], msgs, EBTL_DGRAM_RX_BATCH, now_ns);
-        *more |= n == EBTL_DGRAM_RX_BATCH || ebtl_dgram_rx_buffered(&st->socks[s]);
+        *more |= !drained(&st->socks[s], n);
         for (int k = 0; k < n; k++) {
             struct rx_item it = {&msgs[k], (uint16_t) s, -1, 0};
             int path;
@@ -669,8 +679,8 @@ static int read_input(bsctp_stack_t *st, uint64_t now_ns)
             }
             total += n;
             st->input_datagrams += (uint64_t) n;
-            if (n < EBTL_DGRAM_RX_BATCH) {
-                break;   /* drained */
+            if (drained(&st->socks[s], n)) {
+                break;
             }
         }
     }

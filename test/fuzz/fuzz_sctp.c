@@ -20,7 +20,9 @@
  * refused, associations replaced, lost and aborted.
  *
  * The stream rule's parser of ob1 headers (btl_sctp_ob1.c: it reads our own
- * outgoing bytes, but must not trust them either) gets every raw record too.
+ * outgoing bytes, but must not trust them either) gets every raw record too,
+ * and so do conn mode's parsers of whole datagrams (btl_sctp_paths.c: the
+ * paths' probes, the TSNs of a packet's DATA chunks).
  *
  * Checked besides the sanitizers: a fragment is delivered only to a link
  * that identified itself on its current association, to the endpoint of
@@ -38,6 +40,7 @@
 
 #include "btl_sctp_hdr.h"
 #include "btl_sctp_assoc.h"
+#include "btl_sctp_paths.h"
 #include "btl_sctp_streams.h"
 
 #define NLINKS 3
@@ -254,6 +257,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint16_t n = (uint16_t) (assoc * 7);
             uint16_t sid = bsctp_stream_choose(flags != 0, n, (uint8_t) (0x40 + link), p, len, NULL);
             CHECK(sid == 0 || sid < n);
+            uint32_t nonce, first, last;
+            int kind = bsctp_probe_parse(p, len, &nonce);
+            CHECK(kind == 0
+                  || (len == BSCTP_PROBE_LEN && (kind == BSCTP_PROBE || kind == BSCTP_PROBE_ECHO)));
+            (void) bsctp_packet_tsns(p, len, &first, &last);
             bsctp_assoc_input(&st, link, assoc, stream, flags, p, len);
             break;
         }
