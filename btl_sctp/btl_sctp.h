@@ -52,6 +52,7 @@ typedef struct mca_btl_sctp_component {
     int peer_timeout_s;
     int heartbeat_ms;            /* inet mode: heartbeat interval, 0 off */
     int path_max_retrans;        /* inet mode: timeouts on a path before it fails */
+    int cmt;                     /* inet mode: 1: concurrent multipath transfer */
     int streams;
     int sndbuf, rcvbuf;          /* the SCTP socket's buffers, bytes */
     int crc32c;                  /* 1: CRC32c on every packet; 0: skip it (btl_sctp_crc32c) */

@@ -84,6 +84,7 @@ typedef struct bsctp_stack_config {
                                     cannot answer them while the process computes) */
     uint16_t path_max_retrans;   /* timeouts on one path before it fails; 0: the
                                     association's limit (a mode with one path) */
+    bool cmt;                    /* inet: SCTP's concurrent multipath transfer */
     uint32_t max_burst;          /* packets one output pass may send (and, as usrsctp
                                     does it, what an idle association's window shrinks to
                                     above the data in flight); 0: the window alone */

@@ -165,7 +165,7 @@ static void keep_code_loaded(void)
 }
 
 /* Start usrsctp on a UDP port it really holds for every family we use. */
-static int start_usrsctp(bool need4, bool need6, char *err, size_t errlen)
+static int start_usrsctp(bool need4, bool need6, bool cmt, char *err, size_t errlen)
 {
     uint16_t port = 0;
     for (int i = 0; i < PORT_TRIES; i++) {
@@ -182,6 +182,11 @@ static int start_usrsctp(bool need4, bool need6, char *err, size_t errlen)
             /* Copy chunks of up to ~100 KB into the packet's clusters
              * instead of chaining their mbufs: fewer mbufs per packet. */
             usrsctp_sysctl_set_sctp_mbuf_threshold_count(512);
+            /* Concurrent multipath transfer: every association of the
+             * process sends new data by all of a peer's addresses. */
+            if (cmt) {
+                usrsctp_sysctl_set_sctp_cmt_on_off(1);
+            }
             return 0;
         }
         /* Another process took the port between our probe and usrsctp's
@@ -447,7 +452,7 @@ static int inet_open(bsctp_stack_t *st, bool port_is_identity, char *err, size_t
         }
     }
     bsctp_core_clamp_pmtu(st, pmtu > MAX_PMTU ? MAX_PMTU : pmtu);
-    if (inet_stacks == 0 && start_usrsctp(need4, need6, err, errlen) != 0) {
+    if (inet_stacks == 0 && start_usrsctp(need4, need6, st->cfg.cmt, err, errlen) != 0) {
         return -1;
     }
     inet_stacks++;

@@ -159,6 +159,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t
         .style = c->style,
         .heartbeat_ms = (uint32_t) c->heartbeat_ms,   /* where the mode has heartbeats */
         .path_max_retrans = (uint16_t) c->path_max_retrans,   /* ... and several paths */
+        .cmt = c->cmt != 0,
         .max_burst = (uint32_t) c->max_burst,
         .gso = c->gso != 0,
         .gro = c->gro != 0,
