@@ -247,12 +247,6 @@ static void path_unreachable(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_
     }
 }
 
-static bool closed_way(int err)
-{
-    return err == ENETUNREACH || err == EHOSTUNREACH || err == ENETDOWN || err == EPERM
-           || err == EADDRNOTAVAIL;
-}
-
 static void send_probe(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_t *to, int kind,
                        uint32_t nonce)
 {
@@ -260,7 +254,7 @@ static void send_probe(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_t *to,
     bsctp_probe_make(b, kind, nonce);
     struct iovec iov = {b, sizeof(b)};
     int rc = ebtl_dgram_send(&st->socks[nic], to, &iov, 1);
-    if (rc != 0 && closed_way(-rc)) {
+    if (rc != 0 && ebtl_dgram_way_closed(-rc)) {
         path_unreachable(st, nic, to);
     }
 }
@@ -303,11 +297,12 @@ static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uin
     if (st->cfg.crc32c && length >= sizeof(struct sctp_common_header)) {
         csum_store(buffer, bsctp_packet_crc32c(buffer, length));
     }
-    int k = l->num_paths > 1 ? bsctp_paths_pick(l->paths, l->num_paths, st->nic_load, length) : 0;
-    bsctp_path_t *path = &l->paths[k];
-    if (st->nic_load != NULL) {
-        bsctp_paths_sent(l->paths, k, &st->nic_load[path->nic], length, st->polled_ns);
+    int k = 0;
+    if (l->num_paths > 1) {
+        k = bsctp_paths_pick(l->paths, l->num_paths, st->nic_load, length);
+        bsctp_paths_sent(l->paths, k, &st->nic_load[l->paths[k].nic], length, st->polled_ns);
     }
+    bsctp_path_t *path = &l->paths[k];
     ebtl_dgram_sock_t *sock = &st->socks[path->nic];
     bsctp_conn_tx_t *tx = st->conn_tx;
     if (tx != NULL && length <= tx->slot) {
@@ -325,7 +320,7 @@ static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uin
     int rc = ebtl_dgram_send(sock, &path->udp, &iov, 1);
     if (rc != 0) {
         st->stats.out_errors++;   /* lost, as on a wire: SCTP retransmits */
-        if (closed_way(-rc)) {
+        if (ebtl_dgram_way_closed(-rc)) {
             path_unreachable(st, path->nic, &path->udp);
         }
         return -rc;
@@ -341,7 +336,6 @@ static void conn_link_added(bsctp_stack_t *st, uint32_t link)
     usrsctp_register_address(conn_addr(st, link));
 }
 
-/* Which link sent this datagram; strangers only by an INIT. */
 /* Which link (and *path) sent this datagram; strangers only by an INIT. */
 static int link_for_source(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_t *from,
                            const uint8_t *pkt, size_t len, int *path)

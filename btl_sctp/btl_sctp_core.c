@@ -43,7 +43,6 @@ int bsctp_core_link(bsctp_stack_t *st, const ebtl_sockaddr_t *udp, size_t nic, u
     bsctp_link_t *l = &st->links[i];
     memset(l, 0, sizeof(*l));
     l->udp = *udp;
-    l->nic = nic;
     l->paths[0].udp = *udp;
     l->paths[0].nic = (uint16_t) nic;
     l->num_paths = 1;

@@ -121,9 +121,9 @@ typedef struct bsctp_reasm {
 /* One peer as usrsctp reaches it. */
 typedef struct bsctp_link {
     ebtl_sockaddr_t udp;          /* its UDP address and port (paths[0]'s) */
-    size_t nic;                   /* which of our sockets reaches it (conn mode; paths[0]'s) */
     /* Mode conn: every pair (our socket, its address) that reaches it; the
-     * mode picks one per packet (btl_sctp_paths.h). paths[0] is udp, nic. */
+     * mode picks one per packet (btl_sctp_paths.h). paths[0] is the first
+     * known, with udp. */
     bsctp_path_t paths[BSCTP_MAX_PATHS];
     uint8_t num_paths;
     /* Several paths: the next TSN of the peer's DATA usrsctp expects, and

@@ -418,9 +418,7 @@ void ebtl_dgram_txq_init(ebtl_dgram_txq_t *q)
     q->unreachable_arg = NULL;
 }
 
-/* Errors that close a way (a route, an interface, a firewall rule), as
- * opposed to a full queue or a datagram too big. */
-static bool way_closed(int e)
+bool ebtl_dgram_way_closed(int e)
 {
     return e == ENETUNREACH || e == EHOSTUNREACH || e == ENETDOWN || e == EPERM
            || e == EADDRNOTAVAIL;
@@ -602,7 +600,7 @@ static unsigned flush_run(ebtl_dgram_txq_t *q, txq_msgs_t *m, ebtl_dgram_sock_t 
             /* this one message was refused (EMSGSIZE, ECONNREFUSED...): drop it */
             s->stats.tx_errors += m->segs[k];
             dropped += m->segs[k];
-            if (way_closed(e) && q->unreachable != NULL) {
+            if (ebtl_dgram_way_closed(e) && q->unreachable != NULL) {
                 q->unreachable(q->unreachable_arg, s, &q->entry[m->ord[m->first[k]]].to, e);
             }
             k++;

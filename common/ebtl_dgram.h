@@ -105,6 +105,11 @@ void ebtl_dgram_close(ebtl_dgram_sock_t *s);
 int ebtl_dgram_send(ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to, const struct iovec *iov,
                    int iovcnt);
 
+/* Whether a send's errno closes a way (a route, an interface, a firewall
+ * rule: ENETUNREACH, EHOSTUNREACH, ENETDOWN, EPERM, EADDRNOTAVAIL), as
+ * opposed to a full queue or a datagram too big. */
+bool ebtl_dgram_way_closed(int err);
+
 /* Send len bytes of buf as datagrams of seg_size bytes each (the last may be
  * shorter) in one call with UDP GSO when s->gso, else one by one. Each
  * segment is an independent datagram. Returns 0 or -errno. */
