@@ -299,7 +299,8 @@ static int bsctp_component_register(void)
             "Most fragment descriptors of each size (-1: no limit)"),
         EBTL_PARAM_INT("verbose", OPAL_INFO_LVL_5, &k->verbose, 0,
             "1: print the counters of each process at finalize (messages, bytes, associations, "
-            "usrsctp's retransmissions and checksum errors, the fault layer's)"),
+            "usrsctp's retransmissions and checksum errors, the fault layer's); 2: also each "
+            "path of a peer going down or up, and why (mode conn with several NICs)"),
     };
     static const ebtl_defaults_t defaults = {
         .exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 50,

@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 #include <usrsctp.h>
 
 #include "btl_sctp_mem.h"
@@ -42,6 +43,10 @@ static int stacks_open;
 /* usrsctp's clock is the process's: every stack advances it from here, or
  * with two stacks it would run twice as fast. */
 static uint64_t last_tick_ms;
+/* usrsctp's counters of fast retransmits and timeouts at the last look, and
+ * whether DATA went again since (btl_sctp_paths.h, bsctp_recovery_t). */
+static uint32_t seen_fast_rtx, seen_timeouts;
+static bool rtx_unexplained;
 
 /* ------------------------------------------------------ AF_CONN addresses */
 
@@ -226,6 +231,24 @@ static void tx_close(bsctp_stack_t *st)
 
 /* ------------------------------------------------------------- paths */
 
+/* btl_sctp_verbose 2: one line per path going down or up. */
+static void trace_path(const bsctp_stack_t *st, uint32_t link, int k, const char *what,
+                       uint64_t now)
+{
+    if (!st->cfg.trace_paths) {
+        return;
+    }
+    const bsctp_link_t *l = &st->links[link];
+    const bsctp_path_t *p = &l->paths[k];
+    const bsctp_nic_load_t *n = &st->nic_load[p->nic];
+    char peer[64];
+    ebtl_sockaddr_format(&p->udp, peer, sizeof(peer));
+    fprintf(stderr, "btl_sctp %d: %.3f s peer %u path %d (%s) %s: heard %.1f ms ago, sent %.1f ms "
+            "ago; NIC queue %llu B, rate %llu MB/s\n", (int) getpid(), (double) now / 1e9, link, k,
+            peer, what, (double) (now - p->heard_ns) / 1e6, (double) (now - p->sent_ns) / 1e6,
+            (unsigned long long) n->queued, (unsigned long long) (n->rate / 1000000u));
+}
+
 /* The kernel refused a datagram to `to` on our socket nic: that way is
  * closed (the NIC is down or has no route), not just full. A peer with
  * another path leaves it at once. */
@@ -242,6 +265,7 @@ static void path_unreachable(bsctp_stack_t *st, size_t nic, const ebtl_sockaddr_
                 p->down = true;
                 p->downs++;
                 st->stats.path_downs++;
+                trace_path(st, i, k, "down: the kernel refused a datagram", ebtl_dgram_now_ns());
             }
         }
     }
@@ -272,8 +296,15 @@ static void tick_paths(bsctp_stack_t *st, uint64_t now)
         if (l->num_paths < 2 || l->failed) {
             continue;
         }
+        bool was_down[BSCTP_MAX_PATHS];
+        for (int k = 0; k < l->num_paths; k++) {
+            was_down[k] = l->paths[k].down;
+        }
         st->stats.path_downs += (uint64_t) bsctp_paths_tick(l->paths, l->num_paths, now, probe);
         for (int k = 0; k < l->num_paths; k++) {
+            if (l->paths[k].down && !was_down[k]) {
+                trace_path(st, i, k, "down: silent while another path hears", now);
+            }
             if (probe[k]) {
                 st->stats.probes_tx++;
                 send_probe(st, l->paths[k].nic, &l->paths[k].udp, BSCTP_PROBE,
@@ -299,6 +330,11 @@ static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uin
     }
     int k = 0;
     if (l->num_paths > 1) {
+        uint32_t first, last;
+        if (bsctp_packet_tsns(buffer, length, &first, &last)) {
+            bsctp_recovery_sent(&l->recovery, first, last);
+            rtx_unexplained |= l->recovery.rtx;
+        }
         k = bsctp_paths_pick(l->paths, l->num_paths, st->nic_load, length);
         bsctp_paths_sent(l->paths, k, &st->nic_load[l->paths[k].nic], length, st->polled_ns);
     }
@@ -531,6 +567,49 @@ static void expire_held(bsctp_stack_t *st, uint64_t now)
     }
 }
 
+/* What made the DATA that went again since the last look: usrsctp's
+ * counters tell a fast retransmit from a timeout (they count after the
+ * packet left, so this runs at the next SACK or poll). */
+static void explain_retransmissions(void)
+{
+    if (!rtx_unexplained) {
+        return;
+    }
+    rtx_unexplained = false;
+    struct sctpstat u;
+    usrsctp_get_stat(&u);
+    bool fast = u.sctps_sendfastretrans != seen_fast_rtx;
+    bool timeout = u.sctps_timodata != seen_timeouts;
+    seen_fast_rtx = u.sctps_sendfastretrans;
+    seen_timeouts = u.sctps_timodata;
+    for (int i = 0; i < MAX_STACKS; i++) {
+        for (uint32_t j = 0; stacks[i] != NULL && j < stacks[i]->num_links; j++) {
+            bsctp_recovery_cause(&stacks[i]->links[j].recovery, fast, timeout);
+        }
+    }
+}
+
+/* A SACK from a peer with several paths that would keep usrsctp in fast
+ * recovery (btl_sctp_paths.h) is cut from its packet. Returns the packet's
+ * length, 0 when nothing is left. */
+static size_t filter_sack(bsctp_stack_t *st, bsctp_link_t *l, uint8_t *pkt, size_t len)
+{
+    bsctp_sack_t sk;
+    if (!l->recovery.active && !rtx_unexplained) {
+        return len;
+    }
+    if (!bsctp_packet_sack(pkt, len, &sk)) {
+        return len;
+    }
+    explain_retransmissions();
+    if (bsctp_recovery_sack(&l->recovery, sk.cum, sk.gaps)) {
+        return len;
+    }
+    st->stats.sacks_withheld++;
+    len = bsctp_packet_cut(pkt, len, sk.off, sk.len);
+    return len > sizeof(struct sctp_common_header) ? len : 0;
+}
+
 /* A probe of ours, answered on the way it came; an answer: the path works. */
 static void take_probe(bsctp_stack_t *st, size_t s, const ebtl_dgram_msg_t *m, int kind,
                        uint32_t nonce, uint64_t now)
@@ -544,6 +623,7 @@ static void take_probe(bsctp_stack_t *st, size_t s, const ebtl_dgram_msg_t *m, i
     bsctp_link_t *l = &st->links[link];
     if (bsctp_paths_heard(l->paths, path, m->len, now)) {
         st->stats.path_ups++;
+        trace_path(st, (uint32_t) link, path, "up: a probe came in on it", now);
     }
     if (kind == BSCTP_PROBE) {
         send_probe(st, s, &m->from, BSCTP_PROBE_ECHO, nonce);
@@ -583,6 +663,10 @@ static void take_datagram(bsctp_stack_t *st, size_t s, ebtl_dgram_msg_t *m, uint
     if (l->num_paths > 1) {
         if (bsctp_paths_heard(l->paths, path, m->len, now)) {
             st->stats.path_ups++;
+            trace_path(st, (uint32_t) link, path, "up: a packet came in on it", now);
+        }
+        if ((m->len = filter_sack(st, l, m->buf, m->len)) == 0) {
+            return;
         }
         if (bsctp_packet_tsns(m->buf, m->len, &first, &last)
             && hold_ahead(st, (uint32_t) link, m->buf, m->len, first, last, now)) {
@@ -687,7 +771,9 @@ static int conn_poll(bsctp_stack_t *st)
     st->polled_ns = now;
     int n = read_input(st, now);
     expire_held(st, now);
+    explain_retransmissions();   /* fast retransmits came from the input */
     advance_timers(now / 1000000u);
+    explain_retransmissions();   /* ... timeouts from the timers */
     tick_paths(st, now);
     return n;
 }
@@ -702,7 +788,9 @@ static void conn_pump(bsctp_stack_t *st)
             read_input(stacks[i], ebtl_dgram_now_ns());
         }
     }
+    explain_retransmissions();
     advance_timers(ebtl_dgram_now_ns() / 1000000u);
+    explain_retransmissions();
     conn_flush(st);
     /* The peer's answer takes a round trip through its progress. */
     struct timespec ts = {0, 200000};
@@ -786,6 +874,8 @@ static int conn_open(bsctp_stack_t *st, bool port_is_identity, char *err, size_t
          * checks it. */
         usrsctp_enable_crc32c_offload();
         last_tick_ms = ebtl_dgram_now_ns() / 1000000u;
+        seen_fast_rtx = seen_timeouts = 0;   /* a new usrsctp counts from 0 */
+        rtx_unexplained = false;
     }
     stacks[st->instance] = st;
     stacks_open++;

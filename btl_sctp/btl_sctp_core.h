@@ -91,6 +91,7 @@ typedef struct bsctp_stack_config {
     bool gso;                    /* conn mode: the packets of one call into usrsctp leave
                                     together, equal-sized runs as one UDP GSO send */
     bool gro;                    /* conn mode: read with UDP GRO (several packets a read) */
+    bool trace_paths;            /* conn mode: print each path going down or up, and why */
 } bsctp_stack_config_t;
 
 typedef struct bsctp_stack_stats {
@@ -108,6 +109,8 @@ typedef struct bsctp_stack_stats {
     uint64_t out_errors;                        /* datagrams the kernel refused */
     uint64_t path_downs, path_ups;              /* a peer's paths declared down, back up */
     uint64_t probes_tx, probes_rx;              /* path probes sent, and answered */
+    uint64_t sacks_withheld;                    /* SACKs that would keep usrsctp in fast
+                                                   recovery (btl_sctp_paths.h) */
     uint64_t rx_held, rx_hold_expired;          /* DATA held for the packets before it; holds
                                                    that ended by time (a loss) */
 } bsctp_stack_stats_t;
@@ -131,6 +134,7 @@ typedef struct bsctp_link {
     bool rx_sync;
     uint32_t rx_next;
     uint16_t rx_held;
+    bsctp_recovery_t recovery;    /* usrsctp's fast recovery toward it, mirrored */
     uint16_t sctp_port;
     bool in_use;
     bool stranger;                /* created by its datagrams, not by us: not yet identified */

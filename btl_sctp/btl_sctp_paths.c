@@ -88,6 +88,9 @@ int bsctp_paths_tick(bsctp_path_t *p, int n, uint64_t now, bool probe[BSCTP_MAX_
     int downs = 0;
     for (int k = 0; k < n; k++) {
         bsctp_path_t *q = &p[k];
+        if (q->heard_ns == 0) {
+            q->heard_ns = now;   /* never heard: its silence counts from the first tick */
+        }
         uint64_t silent = now > q->heard_ns ? now - q->heard_ns : 0;
         if (q->down) {
             probe[k] = now - q->probe_ns >= BSCTP_PROBE_DOWN_NS;
@@ -198,4 +201,76 @@ bool bsctp_packet_tsns(const uint8_t *pkt, size_t len, uint32_t *first, uint32_t
         at += (clen + 3u) & ~(size_t) 3u;
     }
     return any;
+}
+
+bool bsctp_packet_sack(const uint8_t *pkt, size_t len, bsctp_sack_t *s)
+{
+    size_t at = 12;
+    while (at + 4 <= len) {
+        size_t clen = (size_t) pkt[at + 2] << 8 | pkt[at + 3];
+        if (clen < 4 || clen > len - at) {
+            return false;
+        }
+        size_t padded = (clen + 3u) & ~(size_t) 3u;
+        if (pkt[at] == 3) {
+            /* cumulative TSN ack, a_rwnd, gap blocks, duplicate TSNs */
+            if (clen < 16) {
+                return false;
+            }
+            s->cum = (uint32_t) pkt[at + 4] << 24 | (uint32_t) pkt[at + 5] << 16
+                     | (uint32_t) pkt[at + 6] << 8 | pkt[at + 7];
+            s->gaps = (uint16_t) (pkt[at + 12] << 8 | pkt[at + 13]);
+            s->off = at;
+            s->len = padded < len - at ? padded : len - at;
+            return true;
+        }
+        at += padded;
+    }
+    return false;
+}
+
+size_t bsctp_packet_cut(uint8_t *pkt, size_t len, size_t off, size_t clen)
+{
+    memmove(pkt + off, pkt + off + clen, len - off - clen);
+    return len - clen;
+}
+
+void bsctp_recovery_sent(bsctp_recovery_t *r, uint32_t first, uint32_t last)
+{
+    if (r->sent_any && bsctp_tsn_le(first, r->hi)) {
+        r->rtx = true;
+    }
+    if (!r->sent_any || !bsctp_tsn_le(last, r->hi)) {
+        r->hi = last;
+    }
+    r->sent_any = true;
+}
+
+void bsctp_recovery_cause(bsctp_recovery_t *r, bool fast, bool timeout)
+{
+    if (!r->rtx) {
+        return;
+    }
+    r->rtx = false;
+    if (timeout) {
+        r->active = false;   /* usrsctp's timeout ends recovery */
+    } else if (fast) {
+        /* At or past usrsctp's own mark (the highest TSN sent when it
+         * began; a recovery that began since ours is past ours): to
+         * withhold a little longer costs only a SACK. */
+        r->active = true;
+        r->until = r->hi;
+    }
+}
+
+bool bsctp_recovery_sack(bsctp_recovery_t *r, uint32_t cum, uint16_t gaps)
+{
+    if (!r->active) {
+        return true;
+    }
+    if (bsctp_tsn_le(r->until, cum)) {
+        r->active = false;   /* this one ends usrsctp's recovery too */
+        return true;
+    }
+    return gaps > 0;
 }

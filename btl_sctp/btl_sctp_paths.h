@@ -99,6 +99,49 @@ int bsctp_probe_parse(const uint8_t *buf, size_t len, uint32_t *nonce);
  * untrusted. */
 bool bsctp_packet_tsns(const uint8_t *pkt, size_t len, uint32_t *first, uint32_t *last);
 
+/* The SACK chunk of an SCTP packet (type 3): its cumulative TSN ack, its
+ * gap blocks, and where it lies (offset, length padded to 4 bytes). */
+typedef struct bsctp_sack {
+    uint32_t cum;
+    uint16_t gaps;
+    size_t off, len;
+} bsctp_sack_t;
+/* True with *s when the packet has a SACK chunk; false when it has none
+ * or its chunks are not well formed. Bytes untrusted. */
+bool bsctp_packet_sack(const uint8_t *pkt, size_t len, bsctp_sack_t *s);
+/* The packet without the chunk at off (padded length clen, as found by
+ * bsctp_packet_sack): returns its new length. */
+size_t bsctp_packet_cut(uint8_t *pkt, size_t len, size_t off, size_t clen);
+
+/* Fast recovery, as usrsctp 0.9.5 keeps it for a peer, mirrored so that it
+ * can end. usrsctp leaves recovery only on a SACK it handles on its slow
+ * path (one with gap blocks, or the first without after one with) whose
+ * cumulative ack reaches the highest TSN sent when recovery began; every
+ * later SACK without gaps takes its express path, which never leaves
+ * recovery and never grows the window. With several paths a retransmission
+ * overtakes data sent before it on the other path, the peer's next SACK
+ * has no gap and stops short of that TSN, and usrsctp stays in recovery
+ * with a window of two packets until a timeout (seconds at 1 Gbit/s,
+ * measured). So while recovery lasts, a SACK without gaps that stops short
+ * is withheld: the data in flight arrives and the next SACK ends recovery,
+ * or the retransmission timer (which also ends it) fires. */
+typedef struct bsctp_recovery {
+    bool sent_any;
+    uint32_t hi;                  /* the highest DATA TSN sent */
+    bool rtx;                     /* DATA went again since the last bsctp_recovery_cause */
+    bool active;
+    uint32_t until;               /* recovery ends with a SACK reaching this TSN */
+} bsctp_recovery_t;
+
+/* A packet with DATA TSNs first..last left. */
+void bsctp_recovery_sent(bsctp_recovery_t *r, uint32_t first, uint32_t last);
+/* What made the retransmissions since the last call: usrsctp's counters
+ * of fast retransmits and timeouts grew (fast, timeout). The caller asks
+ * before and after usrsctp's timers run, so both seldom grow at once. */
+void bsctp_recovery_cause(bsctp_recovery_t *r, bool fast, bool timeout);
+/* A SACK from the peer: true when usrsctp may have it, false to withhold. */
+bool bsctp_recovery_sack(bsctp_recovery_t *r, uint32_t cum, uint16_t gaps);
+
 /* Receive side: packets of two paths arrive out of the order they left
  * in (a pass reads one socket after the other; the paths' queues differ
  * a little). usrsctp SACKs each gap at once and the sender retransmits

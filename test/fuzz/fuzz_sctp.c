@@ -262,6 +262,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(kind == 0
                   || (len == BSCTP_PROBE_LEN && (kind == BSCTP_PROBE || kind == BSCTP_PROBE_ECHO)));
             (void) bsctp_packet_tsns(p, len, &first, &last);
+            bsctp_sack_t sk;
+            if (bsctp_packet_sack(p, len, &sk)) {
+                CHECK(sk.off >= 12 && sk.len >= 16 && sk.off + sk.len <= len);
+                uint8_t cut[MAX_MSG + 64];
+                memcpy(cut, p, len);
+                CHECK(bsctp_packet_cut(cut, len, sk.off, sk.len) == len - sk.len);
+            }
             bsctp_assoc_input(&st, link, assoc, stream, flags, p, len);
             break;
         }

@@ -280,6 +280,91 @@ static void test_packet_tsns(void)
     CHECK(bsctp_tsn_le(0xfffffff0u, 5) && !bsctp_tsn_le(5, 0xfffffff0u) && bsctp_tsn_le(7, 7));
 }
 
+/* A SACK chunk at b: cumulative ack, gap blocks (4 bytes each, zeroed). */
+static size_t sack_chunk(uint8_t *b, uint32_t cum, uint16_t gaps)
+{
+    size_t n = chunk(b, 3, (uint16_t) (16 + 4 * gaps), 0);
+    b[4] = (uint8_t) (cum >> 24), b[5] = (uint8_t) (cum >> 16);
+    b[6] = (uint8_t) (cum >> 8), b[7] = (uint8_t) cum;
+    b[12] = (uint8_t) (gaps >> 8), b[13] = (uint8_t) gaps;
+    return n;
+}
+
+static void test_packet_sack_found_and_cut(void)
+{
+    uint8_t pkt[128] = {0};
+    bsctp_sack_t sk;
+    size_t n = 12;
+    n += chunk(pkt + n, 0, 16 + 3, 41);         /* DATA first, padded */
+    size_t at = n;
+    n += sack_chunk(pkt + n, 0xabcdef01, 2);
+    size_t after = n;
+    n += chunk(pkt + n, 0, 16 + 4, 42);
+    CHECK(bsctp_packet_sack(pkt, n, &sk) && sk.cum == 0xabcdef01 && sk.gaps == 2 && sk.off == at
+          && sk.len == after - at);
+    size_t cut = bsctp_packet_cut(pkt, n, sk.off, sk.len);
+    uint32_t first = 0, last = 0;
+    CHECK(cut == n - sk.len && !bsctp_packet_sack(pkt, cut, &sk));
+    CHECK(bsctp_packet_tsns(pkt, cut, &first, &last) && first == 41 && last == 42);
+    /* Every truncation of a SACK-only packet: a SACK only when it is whole. */
+    uint8_t only[64] = {0};
+    n = 12 + sack_chunk(only + 12, 7, 1);
+    for (size_t len = 0; len <= n; len++) {
+        uint8_t *e = malloc(len ? len : 1);
+        memcpy(e, only, len);
+        bool found = bsctp_packet_sack(e, len, &sk);
+        CHECK(found == (len == n) && (!found || (sk.cum == 7 && sk.off + sk.len <= len)));
+        free(e);
+    }
+    only[12 + 3] = 12;   /* a SACK chunk too short for its fields */
+    CHECK(!bsctp_packet_sack(only, 12 + 12, &sk));
+}
+
+static void test_recovery_ends_on_the_sack_usrsctp_needs(void)
+{
+    bsctp_recovery_t r;
+    memset(&r, 0, sizeof(r));
+    for (uint32_t t = 100; t < 200; t++) {
+        bsctp_recovery_sent(&r, t, t);
+    }
+    CHECK(!r.rtx && bsctp_recovery_sack(&r, 150, 0));
+    bsctp_recovery_sent(&r, 120, 120);          /* again: a retransmission */
+    CHECK(r.rtx);
+    bsctp_recovery_sent(&r, 200, 205);          /* and new data */
+    bsctp_recovery_cause(&r, true, false);      /* usrsctp: a fast retransmit */
+    CHECK(r.active && r.until == 205 && !r.rtx);
+    CHECK(bsctp_recovery_sack(&r, 119, 3));     /* gaps: usrsctp's slow path, kept */
+    CHECK(!bsctp_recovery_sack(&r, 180, 0));    /* no gap, short: withheld */
+    CHECK(r.active);
+    CHECK(bsctp_recovery_sack(&r, 205, 0));     /* reaches it: ends recovery */
+    CHECK(!r.active && bsctp_recovery_sack(&r, 206, 0));
+    /* A recovery that begins while ours lasts moves its end on. */
+    bsctp_recovery_sent(&r, 206, 210);
+    bsctp_recovery_sent(&r, 207, 207);
+    bsctp_recovery_cause(&r, true, false);
+    bsctp_recovery_sent(&r, 211, 220);
+    bsctp_recovery_sent(&r, 208, 208);
+    bsctp_recovery_cause(&r, true, false);
+    CHECK(r.active && r.until == 220 && !bsctp_recovery_sack(&r, 215, 0));
+    CHECK(bsctp_recovery_sack(&r, 220, 0) && !r.active);
+    /* A timeout ends recovery (usrsctp's does); without a cause nothing starts. */
+    bsctp_recovery_sent(&r, 150, 150);
+    bsctp_recovery_cause(&r, true, false);
+    CHECK(r.active);
+    bsctp_recovery_sent(&r, 151, 151);
+    bsctp_recovery_cause(&r, true, true);
+    CHECK(!r.active && bsctp_recovery_sack(&r, 160, 0));
+    bsctp_recovery_cause(&r, true, false);      /* nothing went again since */
+    CHECK(!r.active);
+    /* Serial arithmetic across the wrap. */
+    memset(&r, 0, sizeof(r));
+    bsctp_recovery_sent(&r, 0xfffffff0u, 0xfffffffeu);
+    bsctp_recovery_sent(&r, 0xfffffff8u, 3);
+    bsctp_recovery_cause(&r, true, false);
+    CHECK(r.active && r.until == 3 && !bsctp_recovery_sack(&r, 0xfffffffeu, 0)
+          && bsctp_recovery_sack(&r, 4, 0) && !r.active);
+}
+
 int main(int argc, char **argv)
 {
     unit_init(argc, argv);
@@ -293,5 +378,7 @@ int main(int argc, char **argv)
     RUN("bsctp_paths", test_one_path_left_alone);
     RUN("bsctp_paths", test_probe_round_trip_and_foreign_bytes);
     RUN("bsctp_paths", test_packet_tsns);
+    RUN("bsctp_paths", test_packet_sack_found_and_cut);
+    RUN("bsctp_paths", test_recovery_ends_on_the_sack_usrsctp_needs);
     return UNIT_RESULT();
 }
