@@ -10,6 +10,7 @@
  */
 #include "btl_sctp.h"
 #include "btl_sctp_hdr.h"
+#include "btl_sctp_segs.h"
 
 #include <opal/mca/base/mca_base_var.h>
 #include <opal/util/proc.h>
@@ -78,6 +79,9 @@ static bool bsctp_params_valid(void)
                                  sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_gso", c->gso, 0, 1, err, sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_gro", c->gro, 0, 1, err, sizeof(err)) != 0
+        || (c->packet != 0
+            && ebtl_param_check_range("btl_sctp_packet", c->packet, 1500, BSCTP_SEG_PACKET_MAX,
+                                      err, sizeof(err)) != 0)
         || ebtl_param_check_range("btl_sctp_max_send_size", (long long) t->btl_max_send_size, 1024,
                                  64 << 20, err, sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_eager_limit", (long long) t->btl_eager_limit, 64,
@@ -295,6 +299,11 @@ static int bsctp_component_register(void)
         EBTL_PARAM_INT("gro", OPAL_INFO_LVL_6, &k->gro, 1,
             "Mode conn: 1: read with UDP GRO, several packets a read (where the kernel has it); "
             "0: one datagram a read (batched by recvmmsg)"),
+        EBTL_PARAM_INT("packet", OPAL_INFO_LVL_5, &k->packet, 0,
+            "Mode conn: the largest SCTP packet usrsctp builds, bytes (0: what one frame of the "
+            "NICs carries). Larger packets go as several datagrams and are put back together "
+            "by the peer: less of usrsctp's per-packet work on fast links with small frames, "
+            "but a lost frame loses the whole packet (1500..16384)"),
         EBTL_PARAM_INT("free_list_max", OPAL_INFO_LVL_5, &k->free_list_max, -1,
             "Most fragment descriptors of each size (-1: no limit)"),
         EBTL_PARAM_INT("verbose", OPAL_INFO_LVL_5, &k->verbose, 0,

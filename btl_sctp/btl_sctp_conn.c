@@ -24,6 +24,7 @@
 #include <usrsctp.h>
 
 #include "btl_sctp_mem.h"
+#include "btl_sctp_segs.h"
 #include "ebtl_crc32c.h"
 
 /* Stacks one process may hold (MPI: one, or one per interface in the
@@ -227,6 +228,8 @@ static void tx_close(bsctp_stack_t *st)
     st->conn_tx = NULL;
     free(st->nic_load);
     st->nic_load = NULL;
+    free(st->segs);
+    st->segs = NULL;
 }
 
 /* ------------------------------------------------------------- paths */
@@ -314,6 +317,35 @@ static void tick_paths(bsctp_stack_t *st, uint64_t now)
     }
 }
 
+/* A packet larger than the socket's datagrams (btl_sctp_segs.h): its
+ * pieces copied into queue slots, each behind its header, all sent at the
+ * next flush (one GSO run). */
+static int send_segments(bsctp_stack_t *st, bsctp_conn_tx_t *tx, ebtl_dgram_sock_t *sock,
+                         const ebtl_sockaddr_t *to, const uint8_t *pkt, size_t length,
+                         size_t room, unsigned segs)
+{
+    size_t piece = room - BSCTP_SEG_HDR;
+    if (tx->q.count + segs > EBTL_DGRAM_TXQ_LEN) {
+        tx_flush(st);
+    }
+    uint16_t id = st->seg_id++;
+    for (unsigned i = 0; i < segs; i++) {
+        size_t off = (size_t) i * piece;
+        size_t n = length - off < piece ? length - off : piece;
+        uint8_t *p = tx->arena + (size_t) tx->q.count * tx->slot;
+        uint8_t h[BSCTP_SEG_HDR];
+        bsctp_seg_header(h, id, (uint16_t) length, (uint16_t) piece, (uint8_t) i);
+        memcpy(p, pkt + off, n);
+        struct iovec iov[2] = {{h, sizeof(h)}, {p, n}};
+        int rc = ebtl_dgram_txq_add(&tx->q, sock, to, iov, 2);
+        if (rc != 0) {
+            return -rc;
+        }
+    }
+    st->stats.seg_tx++;
+    return 0;
+}
+
 /* usrsctp's only way out: one SCTP packet to the peer the address names. */
 static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uint8_t set_df)
 {
@@ -341,6 +373,13 @@ static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uin
     bsctp_path_t *path = &l->paths[k];
     ebtl_dgram_sock_t *sock = &st->socks[path->nic];
     bsctp_conn_tx_t *tx = st->conn_tx;
+    if (tx != NULL && length > sock->max_payload) {
+        size_t room = sock->max_payload < tx->slot ? sock->max_payload : tx->slot;
+        unsigned segs = bsctp_seg_count(length, room);
+        if (segs > 0) {
+            return send_segments(st, tx, sock, &path->udp, buffer, length, room, segs);
+        }
+    }
     if (tx != NULL && length <= tx->slot) {
         if (tx->q.count == EBTL_DGRAM_TXQ_LEN) {
             tx_flush(st);
@@ -632,6 +671,32 @@ static void take_probe(bsctp_stack_t *st, size_t s, const ebtl_dgram_msg_t *m, i
     }
 }
 
+/* A segment of a larger packet (btl_sctp_segs.h): true when it completed
+ * the packet, which then replaces it in *m. Only from a known peer. */
+static bool take_segment(bsctp_stack_t *st, size_t s, ebtl_dgram_msg_t *m,
+                         const bsctp_seg_info_t *seg, uint64_t now)
+{
+    int path = 0;
+    int link = bsctp_core_link_of_source(st, s, &m->from, &path);
+    if (link < 0) {
+        st->stats.rx_unknown_src++;
+        return false;
+    }
+    if (st->segs == NULL && (st->segs = calloc(1, sizeof(*st->segs))) == NULL) {
+        return false;   /* lost, as on a wire */
+    }
+    size_t len = 0;
+    const uint8_t *pkt = bsctp_seg_add(st->segs, (uint32_t) link, seg, m->buf + BSCTP_SEG_HDR,
+                                       now, &len);
+    if (pkt == NULL) {
+        return false;
+    }
+    st->stats.seg_rx++;
+    m->buf = (void *) pkt;   /* the table's, valid until its next segment */
+    m->len = len;
+    return true;
+}
+
 /* One datagram from socket s into usrsctp (or the paths' probes). */
 static void take_datagram(bsctp_stack_t *st, size_t s, ebtl_dgram_msg_t *m, uint64_t now)
 {
@@ -646,6 +711,12 @@ static void take_datagram(bsctp_stack_t *st, size_t s, ebtl_dgram_msg_t *m, uint
     if (kind != 0) {
         take_probe(st, s, m, kind, nonce, now);
         return;
+    }
+    bsctp_seg_info_t seg;
+    if (bsctp_seg_parse(m->buf, m->len, &seg)) {
+        if (!take_segment(st, s, m, &seg, now)) {
+            return;   /* more to come */
+        }
     }
     /* A sender with btl_sctp_crc32c 0 leaves the field 0. */
     uint32_t sum = csum_load(m->buf);
@@ -842,7 +913,11 @@ static int open_sockets(bsctp_stack_t *st, char *err, size_t errlen)
         close_sockets(st);
         return -1;
     }
-    /* A whole SCTP packet must fit one UDP datagram (no IP fragmentation). */
+    /* A whole SCTP packet fits one UDP datagram (no IP fragmentation), or
+     * a larger one asked for goes in segments (btl_sctp_segs.h). */
+    if (cfg->packet > pmtu) {
+        pmtu = cfg->packet;
+    }
     bsctp_core_clamp_pmtu(st, pmtu > PMTU_MARGIN + 1200 ? pmtu - PMTU_MARGIN : 1200);
     return 0;
 }

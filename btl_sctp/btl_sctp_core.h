@@ -92,6 +92,8 @@ typedef struct bsctp_stack_config {
                                     together, equal-sized runs as one UDP GSO send */
     bool gro;                    /* conn mode: read with UDP GRO (several packets a read) */
     bool trace_paths;            /* conn mode: print each path going down or up, and why */
+    uint32_t packet;             /* conn mode: largest SCTP packet (0: a frame's; larger ones
+                                    go in segments, btl_sctp_segs.h) */
 } bsctp_stack_config_t;
 
 typedef struct bsctp_stack_stats {
@@ -109,6 +111,7 @@ typedef struct bsctp_stack_stats {
     uint64_t out_errors;                        /* datagrams the kernel refused */
     uint64_t path_downs, path_ups;              /* a peer's paths declared down, back up */
     uint64_t probes_tx, probes_rx;              /* path probes sent, and answered */
+    uint64_t seg_tx, seg_rx;                    /* packets sent in segments, put back together */
     uint64_t sacks_withheld;                    /* SACKs that would keep usrsctp in fast
                                                    recovery (btl_sctp_paths.h) */
     uint64_t rx_held, rx_hold_expired;          /* DATA held for the packets before it; holds
@@ -219,6 +222,8 @@ typedef struct bsctp_stack {
     uint64_t paths_tick_ns;       /* the last look at the paths' timers */
     uint64_t input_datagrams;     /* datagrams handed to usrsctp so far */
     uint64_t polled_ns;           /* the clock at the last poll */
+    struct bsctp_seg_table *segs; /* packets being put together (cfg.packet); NULL: none yet */
+    uint16_t seg_id;              /* the id of the next packet sent in segments */
     /* mode inet (btl_sctp_inet.c) */
     int inet_family;              /* the sockets' family (AF_INET6 with any IPv6 address) */
     /* the stall watch (btl_sctp_stack.c) */

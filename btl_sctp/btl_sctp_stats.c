@@ -12,6 +12,7 @@
  * performance variables btl_sctp_<name>.
  */
 #include "btl_sctp.h"
+#include "btl_sctp_segs.h"
 #include "btl_sctp_endpoint.h"
 #include "btl_sctp_frag.h"
 
@@ -52,6 +53,11 @@ static const ebtl_counter_t counters[] = {
     {"rx_held", "Packets of DATA that came by one path ahead of packets sent before them by "
                 "another, held until those came (at most 2 ms) so that usrsctp sees no false gap"},
     {"rx_hold_expired", "Holds that ended after 2 ms without the packets before them (lost)"},
+    {"seg_tx", "Mode conn with btl_sctp_packet: SCTP packets larger than a datagram, sent in "
+               "segments"},
+    {"seg_rx", "Such packets put back together"},
+    {"seg_lost", "Such packets that never came whole (a segment lost) or whose segments "
+                 "disagreed, dropped"},
     {"sacks_withheld", "SACKs without gaps kept from usrsctp during its fast recovery, so that "
                        "the next SACK ends it (usrsctp 0.9.5 stays in recovery otherwise)"},
     /* usrsctp's stack */
@@ -82,7 +88,7 @@ static const ebtl_counter_t counters[] = {
     {"udp_rx_gro", "Reads that returned several datagrams at once (UDP GRO, mode conn)"},
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
-#define N_BTL 22   /* tx_msgs .. sacks_withheld */
+#define N_BTL 25   /* tx_msgs .. sacks_withheld */
 #define N_STACK 18 /* packets_rx .. send_errors */
 
 /* Every counter's value now, in the order of counters[]; 0 without a
@@ -115,7 +121,8 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
         s->tx_msgs, s->tx_bytes, s->tx_busy, s->tx_split, s->rx_msgs, s->rx_bytes, s->rx_partial,
         s->assoc_up, s->assoc_lost, s->assoc_rejected, s->rx_bad, s->rx_unidentified,
         s->rx_unknown_src, s->assoc_unknown, m->stack.num_links, s->path_downs, s->path_ups,
-        s->probes_tx, s->probes_rx, s->rx_held, s->rx_hold_expired, s->sacks_withheld,
+        s->probes_tx, s->probes_rx, s->rx_held, s->rx_hold_expired, s->seg_tx, s->seg_rx,
+        m->stack.segs != NULL ? m->stack.segs->lost + m->stack.segs->bad : 0, s->sacks_withheld,
         u.sctps_inpackets, u.sctps_senddata, u.sctps_recvdata, u.sctps_sendsacks,
         u.sctps_recvsacks, u.sctps_sendretransdata, u.sctps_sendfastretrans, u.sctps_timodata,
         u.sctps_recvdupdata, u.sctps_badsum + s->rx_badsum, u.sctps_hdrops, u.sctps_outoftheblue,

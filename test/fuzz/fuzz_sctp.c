@@ -41,6 +41,7 @@
 #include "btl_sctp_hdr.h"
 #include "btl_sctp_assoc.h"
 #include "btl_sctp_paths.h"
+#include "btl_sctp_segs.h"
 #include "btl_sctp_streams.h"
 
 #define NLINKS 3
@@ -262,6 +263,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(kind == 0
                   || (len == BSCTP_PROBE_LEN && (kind == BSCTP_PROBE || kind == BSCTP_PROBE_ECHO)));
             (void) bsctp_packet_tsns(p, len, &first, &last);
+            bsctp_seg_info_t seg;
+            if (bsctp_seg_parse(p, len, &seg)) {
+                static bsctp_seg_table_t segs;   /* packets put together across inputs */
+                size_t whole = 0;
+                const uint8_t *pkt = bsctp_seg_add(&segs, link % 3, &seg, p + BSCTP_SEG_HDR,
+                                                   (uint64_t) take16(&in) * 100000u, &whole);
+                CHECK(pkt == NULL || (whole == seg.total && whole <= BSCTP_SEG_PACKET_MAX));
+            }
             bsctp_sack_t sk;
             if (bsctp_packet_sack(p, len, &sk)) {
                 CHECK(sk.off >= 12 && sk.len >= 16 && sk.off + sk.len <= len);
