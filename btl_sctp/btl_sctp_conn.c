@@ -507,11 +507,37 @@ static unsigned conn_addr_mtu(const bsctp_stack_t *st, size_t i)
 
 /* ---------------------------------------------------------- input */
 
+/* What made the DATA that went again since the last look: usrsctp's
+ * counters tell a fast retransmit from a timeout (they count after the
+ * packet left, so this runs at the next SACK or poll). */
+static void explain_retransmissions(void)
+{
+    if (!rtx_unexplained) {
+        return;
+    }
+    rtx_unexplained = false;
+    struct sctpstat u;
+    usrsctp_get_stat(&u);
+    bool fast = u.sctps_sendfastretrans != seen_fast_rtx;
+    bool timeout = u.sctps_timodata != seen_timeouts;
+    seen_fast_rtx = u.sctps_sendfastretrans;
+    seen_timeouts = u.sctps_timodata;
+    for (int i = 0; i < MAX_STACKS; i++) {
+        for (uint32_t j = 0; stacks[i] != NULL && j < stacks[i]->num_links; j++) {
+            bsctp_recovery_cause(&stacks[i]->links[j].recovery, fast, timeout);
+        }
+    }
+}
+
+/* usrsctp's timers to now; retransmissions explained before (the input's
+ * fast retransmits) and after (the timers' timeouts), one cause a look. */
 static void advance_timers(uint64_t now_ms)
 {
+    explain_retransmissions();
     if (now_ms > last_tick_ms) {
         usrsctp_handle_timers((uint32_t) (now_ms - last_tick_ms));
         last_tick_ms = now_ms;
+        explain_retransmissions();
     }
 }
 
@@ -602,28 +628,6 @@ static void expire_held(bsctp_stack_t *st, uint64_t now)
         if (io->held[i].used && now - io->held[i].at_ns >= BSCTP_HOLD_NS) {
             st->stats.rx_hold_expired++;
             release_held(st, io->held[i].link, true);
-        }
-    }
-}
-
-/* What made the DATA that went again since the last look: usrsctp's
- * counters tell a fast retransmit from a timeout (they count after the
- * packet left, so this runs at the next SACK or poll). */
-static void explain_retransmissions(void)
-{
-    if (!rtx_unexplained) {
-        return;
-    }
-    rtx_unexplained = false;
-    struct sctpstat u;
-    usrsctp_get_stat(&u);
-    bool fast = u.sctps_sendfastretrans != seen_fast_rtx;
-    bool timeout = u.sctps_timodata != seen_timeouts;
-    seen_fast_rtx = u.sctps_sendfastretrans;
-    seen_timeouts = u.sctps_timodata;
-    for (int i = 0; i < MAX_STACKS; i++) {
-        for (uint32_t j = 0; stacks[i] != NULL && j < stacks[i]->num_links; j++) {
-            bsctp_recovery_cause(&stacks[i]->links[j].recovery, fast, timeout);
         }
     }
 }
@@ -842,9 +846,7 @@ static int conn_poll(bsctp_stack_t *st)
     st->polled_ns = now;
     int n = read_input(st, now);
     expire_held(st, now);
-    explain_retransmissions();   /* fast retransmits came from the input */
     advance_timers(now / 1000000u);
-    explain_retransmissions();   /* ... timeouts from the timers */
     tick_paths(st, now);
     return n;
 }
@@ -859,9 +861,7 @@ static void conn_pump(bsctp_stack_t *st)
             read_input(stacks[i], ebtl_dgram_now_ns());
         }
     }
-    explain_retransmissions();
     advance_timers(ebtl_dgram_now_ns() / 1000000u);
-    explain_retransmissions();
     conn_flush(st);
     /* The peer's answer takes a round trip through its progress. */
     struct timespec ts = {0, 200000};

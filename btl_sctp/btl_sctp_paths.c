@@ -175,56 +175,75 @@ int bsctp_probe_parse(const uint8_t *buf, size_t len, uint32_t *nonce)
     return buf[8];
 }
 
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
+}
+
+/* One chunk of an SCTP packet: where it starts, its length (header
+ * included) and that length padded to 4 bytes. */
+typedef struct chunk {
+    size_t at, len, padded;
+} chunk_t;
+
+/* The chunk at *at (12: the first, after the common header), *at moved to
+ * the next: 1, or 0 at the end, or -1 when its length does not fit. Each
+ * chunk: type, flags, length (16 bits). */
+static int next_chunk(const uint8_t *pkt, size_t len, size_t *at, chunk_t *c)
+{
+    if (*at + 4 > len) {
+        return 0;
+    }
+    c->at = *at;
+    c->len = (size_t) pkt[c->at + 2] << 8 | pkt[c->at + 3];
+    if (c->len < 4 || c->len > len - c->at) {
+        return -1;
+    }
+    c->padded = (c->len + 3u) & ~(size_t) 3u;
+    *at += c->padded;
+    return 1;
+}
+
 bool bsctp_packet_tsns(const uint8_t *pkt, size_t len, uint32_t *first, uint32_t *last)
 {
     bool any = false;
-    size_t at = 12;   /* the common header */
-    /* Each chunk: type, flags, length (16 bits, header included, padded to
-     * 4 bytes); a DATA chunk (type 0) has its TSN after the header. */
-    while (at + 4 <= len) {
-        size_t clen = (size_t) pkt[at + 2] << 8 | pkt[at + 3];
-        if (clen < 4 || clen > len - at) {
-            return false;
+    size_t at = 12;
+    chunk_t c;
+    int r;
+    while ((r = next_chunk(pkt, len, &at, &c)) > 0) {
+        if (pkt[c.at] != 0) {
+            continue;
         }
-        if (pkt[at] == 0) {
-            if (clen < 8) {
-                return false;
-            }
-            uint32_t t = (uint32_t) pkt[at + 4] << 24 | (uint32_t) pkt[at + 5] << 16
-                         | (uint32_t) pkt[at + 6] << 8 | pkt[at + 7];
-            if (!any) {
-                *first = t;
-            }
-            *last = t;
-            any = true;
+        if (c.len < 8) {
+            return false;   /* DATA (type 0) shorter than its TSN */
         }
-        at += (clen + 3u) & ~(size_t) 3u;
+        uint32_t t = be32(pkt + c.at + 4);
+        if (!any) {
+            *first = t;
+        }
+        *last = t;
+        any = true;
     }
-    return any;
+    return r == 0 && any;
 }
 
 bool bsctp_packet_sack(const uint8_t *pkt, size_t len, bsctp_sack_t *s)
 {
     size_t at = 12;
-    while (at + 4 <= len) {
-        size_t clen = (size_t) pkt[at + 2] << 8 | pkt[at + 3];
-        if (clen < 4 || clen > len - at) {
+    chunk_t c;
+    while (next_chunk(pkt, len, &at, &c) > 0) {
+        if (pkt[c.at] != 3) {
+            continue;
+        }
+        /* cumulative TSN ack, a_rwnd, gap blocks, duplicate TSNs */
+        if (c.len < 16) {
             return false;
         }
-        size_t padded = (clen + 3u) & ~(size_t) 3u;
-        if (pkt[at] == 3) {
-            /* cumulative TSN ack, a_rwnd, gap blocks, duplicate TSNs */
-            if (clen < 16) {
-                return false;
-            }
-            s->cum = (uint32_t) pkt[at + 4] << 24 | (uint32_t) pkt[at + 5] << 16
-                     | (uint32_t) pkt[at + 6] << 8 | pkt[at + 7];
-            s->gaps = (uint16_t) (pkt[at + 12] << 8 | pkt[at + 13]);
-            s->off = at;
-            s->len = padded < len - at ? padded : len - at;
-            return true;
-        }
-        at += padded;
+        s->cum = be32(pkt + c.at + 4);
+        s->gaps = (uint16_t) (pkt[c.at + 12] << 8 | pkt[c.at + 13]);
+        s->off = c.at;
+        s->len = c.padded < len - c.at ? c.padded : len - c.at;
+        return true;
     }
     return false;
 }
