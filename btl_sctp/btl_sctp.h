@@ -60,7 +60,8 @@ typedef struct mca_btl_sctp_component {
     int max_burst;               /* packets one output pass may send; 0: no limit */
     int gso, gro;                /* conn mode: UDP GSO sends, UDP GRO reads (1: where the
                                     kernel has them) */
-    int packet;                  /* conn mode: largest SCTP packet, bytes (0: a frame's) */
+    int packet;                  /* conn mode: largest SCTP packet, bytes (0: a frame's; -1:
+                                    chosen by the frame size) */
     int free_list_max;
     int verbose;                 /* 1: counters of each process at finalize */
 

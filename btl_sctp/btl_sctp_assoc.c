@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include <usrsctp.h>
 
 /* usrsctp's SCTP_GET_SNDBUF_USE (its netinet/sctp.h; usrsctp.h lacks it):
@@ -34,6 +35,43 @@ struct bsctp_sndbuf_use {
     uint32_t total_sndbuf;
     uint32_t total_recv_buf;
 };
+
+void bsctp_assoc_shrink_packets(bsctp_stack_t *st)
+{
+    st->shrink_due = false;
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        bsctp_link_t *l = &st->links[i];
+        struct socket *so;
+        uint32_t id;
+        if (!l->lossy || l->shrunk) {
+            continue;
+        }
+        if (!st->style->assoc_socket(st, l, &so, &id)) {
+            st->shrink_due = true;   /* not up: at a later poll */
+            continue;
+        }
+        /* Every address of the association (conn mode: the one with larger
+         * packets). usrsctp also resends at once, in the same large chunks,
+         * what it had in flight (sctp_pathmtu_adjustment); new data goes in
+         * chunks of a frame. */
+        struct sctp_paddrparams pp;
+        memset(&pp, 0, sizeof(pp));
+        pp.spp_assoc_id = id;
+        ((struct sockaddr_conn *) &pp.spp_address)->sconn_family = AF_CONN;
+        pp.spp_flags = SPP_PMTUD_DISABLE;
+        pp.spp_pathmtu = st->frame_pmtu;
+        if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp, sizeof(pp)) != 0) {
+            continue;   /* the association is going: its successor starts over */
+        }
+        l->shrunk = true;
+        st->stats.seg_shrinks++;
+        if (st->cfg.trace_paths) {
+            fprintf(stderr, "btl_sctp %d: peer %u reported %u holes in %u packets sent in "
+                    "segments: packets of %u bytes from now on\n", (int) getpid(), i,
+                    l->seg_loss.holes, l->seg_loss.packets, st->frame_pmtu);
+        }
+    }
+}
 
 /* Bytes usrsctp takes whole on the link's association now: under explicit
  * EOR it takes any part of a message that fits, so a message goes only

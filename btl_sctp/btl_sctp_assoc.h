@@ -60,6 +60,11 @@ void bsctp_assoc_fail(bsctp_stack_t *st, uint32_t link, const char *why);
 /* Free per-link state (reassembly, streams, a message's kept end). */
 void bsctp_assoc_link_fini(bsctp_stack_t *st, bsctp_link_t *l);
 
+/* Links the mode found lossy (st->shrink_due) go back to packets of a
+ * frame: usrsctp's path MTU of their association lowered to
+ * st->frame_pmtu (btl_sctp_segs.h). Not from within usrsctp's calls. */
+void bsctp_assoc_shrink_packets(bsctp_stack_t *st);
+
 /* usrsctp's view of the link's association (state, peer window, queued
  * and unacknowledged data, the primary path's cwnd and RTO) as one line
  * of text for a hang report; "" when it has none. */

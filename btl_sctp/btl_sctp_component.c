@@ -79,7 +79,7 @@ static bool bsctp_params_valid(void)
                                  sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_gso", c->gso, 0, 1, err, sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_gro", c->gro, 0, 1, err, sizeof(err)) != 0
-        || (c->packet != 0
+        || (c->packet != 0 && c->packet != -1
             && ebtl_param_check_range("btl_sctp_packet", c->packet, 1500, BSCTP_SEG_PACKET_MAX,
                                       err, sizeof(err)) != 0)
         || ebtl_param_check_range("btl_sctp_max_send_size", (long long) t->btl_max_send_size, 1024,
@@ -299,11 +299,13 @@ static int bsctp_component_register(void)
         EBTL_PARAM_INT("gro", OPAL_INFO_LVL_6, &k->gro, 1,
             "Mode conn: 1: read with UDP GRO, several packets a read (where the kernel has it); "
             "0: one datagram a read (batched by recvmmsg)"),
-        EBTL_PARAM_INT("packet", OPAL_INFO_LVL_5, &k->packet, 0,
-            "Mode conn: the largest SCTP packet usrsctp builds, bytes (0: what one frame of the "
-            "NICs carries). Larger packets go as several datagrams and are put back together "
-            "by the peer: less of usrsctp's per-packet work on fast links with small frames, "
-            "but a lost frame loses the whole packet (1500..16384)"),
+        EBTL_PARAM_INT("packet", OPAL_INFO_LVL_5, &k->packet, -1,
+            "Mode conn: the largest SCTP packet usrsctp builds, bytes (1500..16384; 0: what one "
+            "frame of the NICs carries; -1: 16384 where a frame carries at most a quarter of "
+            "that, such as MTU 1500, else a frame's). Larger packets go as several datagrams "
+            "and are put back together by the peer: less of usrsctp's per-chunk work on fast "
+            "links with small frames. A lost frame loses the whole packet, so a peer that "
+            "reports lost packets (3 holes in 256 packets) gets packets of a frame from then on"),
         EBTL_PARAM_INT("free_list_max", OPAL_INFO_LVL_5, &k->free_list_max, -1,
             "Most fragment descriptors of each size (-1: no limit)"),
         EBTL_PARAM_INT("verbose", OPAL_INFO_LVL_5, &k->verbose, 0,

@@ -39,6 +39,7 @@
 #include "ebtl_dgram.h"
 #include "ebtl_ifsel.h"
 #include "btl_sctp_paths.h"
+#include "btl_sctp_segs.h"
 #include "btl_sctp_streams.h"
 
 struct bsctp_mode;          /* btl_sctp_mode.h */
@@ -58,6 +59,10 @@ typedef struct bsctp_stack_ops {
     int (*identify)(void *ctx, uint32_t link, const ebtl_sockaddr_t *from, uint32_t jobid,
                     uint32_t vpid, void **peer_user);
 } bsctp_stack_ops_t;
+
+/* cfg.packet: BSCTP_SEG_PACKET_MAX where a frame carries at most a quarter of
+ * it, else a frame's (btl_sctp_conn.c says why). */
+#define BSCTP_PACKET_AUTO UINT32_MAX
 
 typedef struct bsctp_stack_config {
     const struct bsctp_mode *mode;    /* bsctp_mode_conn or bsctp_mode_inet */
@@ -93,7 +98,7 @@ typedef struct bsctp_stack_config {
     bool gro;                    /* conn mode: read with UDP GRO (several packets a read) */
     bool trace_paths;            /* conn mode: print each path going down or up, and why */
     uint32_t packet;             /* conn mode: largest SCTP packet (0: a frame's; larger ones
-                                    go in segments, btl_sctp_segs.h) */
+                                    go in segments, btl_sctp_segs.h; BSCTP_PACKET_AUTO) */
 } bsctp_stack_config_t;
 
 typedef struct bsctp_stack_stats {
@@ -112,6 +117,7 @@ typedef struct bsctp_stack_stats {
     uint64_t path_downs, path_ups;              /* a peer's paths declared down, back up */
     uint64_t probes_tx, probes_rx;              /* path probes sent, and answered */
     uint64_t seg_tx, seg_rx;                    /* packets sent in segments, put back together */
+    uint64_t seg_shrinks;                       /* links back to packets of a frame (losses) */
     uint64_t sacks_withheld;                    /* SACKs that would keep usrsctp in fast
                                                    recovery (btl_sctp_paths.h) */
     uint64_t rx_held, rx_hold_expired;          /* DATA held for the packets before it; holds
@@ -138,6 +144,11 @@ typedef struct bsctp_link {
     uint32_t rx_next;
     uint16_t rx_held;
     bsctp_recovery_t recovery;    /* usrsctp's fast recovery toward it, mirrored */
+    /* Packets larger than a frame (cfg.packet): its retransmissions, and
+     * whether it went back to packets of a frame (btl_sctp_segs.h). */
+    bsctp_seg_loss_t seg_loss;
+    bool lossy;                   /* decided: packets of a frame from now on */
+    bool shrunk;                  /* done: usrsctp's path MTU lowered */
     uint16_t sctp_port;
     bool in_use;
     bool stranger;                /* created by its datagrams, not by us: not yet identified */
@@ -224,6 +235,8 @@ typedef struct bsctp_stack {
     uint64_t polled_ns;           /* the clock at the last poll */
     struct bsctp_seg_table *segs; /* packets being put together (cfg.packet); NULL: none yet */
     uint16_t seg_id;              /* the id of the next packet sent in segments */
+    uint32_t frame_pmtu;          /* cfg.packet larger: a frame's path MTU (lossy links'); 0 */
+    bool shrink_due;              /* a link turned lossy and its path MTU is not lowered yet */
     /* mode inet (btl_sctp_inet.c) */
     int inet_family;              /* the sockets' family (AF_INET6 with any IPv6 address) */
     /* the stall watch (btl_sctp_stack.c) */

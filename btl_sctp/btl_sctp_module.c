@@ -164,7 +164,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t
         .gso = c->gso != 0,
         .gro = c->gro != 0,
         .trace_paths = c->verbose >= 2,
-        .packet = (uint32_t) c->packet,
+        .packet = c->packet < 0 ? BSCTP_PACKET_AUTO : (uint32_t) c->packet,
     };
     static const bsctp_stack_ops_t ops = {on_deliver, on_peer_failed, on_identify};
     char err[512];

@@ -126,3 +126,19 @@ const uint8_t *bsctp_seg_add(bsctp_seg_table_t *t, uint32_t link, const bsctp_se
     *len = s->total;
     return q->buf;
 }
+
+void bsctp_seg_loss_sent(bsctp_seg_loss_t *w)
+{
+    if (w->packets == BSCTP_SEG_WINDOW) {
+        w->packets = 0;
+        w->holes = 0;
+    }
+    w->packets++;
+}
+
+bool bsctp_seg_loss_sack(bsctp_seg_loss_t *w, bool gaps)
+{
+    w->holes += gaps && !w->gap;
+    w->gap = gaps;
+    return w->holes >= BSCTP_SEG_LOSSY;
+}

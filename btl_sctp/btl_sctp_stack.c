@@ -184,6 +184,9 @@ int bsctp_stack_poll(bsctp_stack_t *st)
     }
     uint64_t before = st->stats.rx_msgs;
     int n = st->mode->poll(st);
+    if (st->shrink_due) {
+        bsctp_assoc_shrink_packets(st);
+    }
     st->style->drain(st);
     if (st->mode->watch_stalls) {
         watch_stalls(st);

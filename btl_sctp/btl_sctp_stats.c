@@ -58,6 +58,8 @@ static const ebtl_counter_t counters[] = {
     {"seg_rx", "Such packets put back together"},
     {"seg_lost", "Such packets that never came whole (a segment lost) or whose segments "
                  "disagreed, dropped"},
+    {"seg_shrinks", "Peers sent back to packets of a frame because they reported lost "
+                    "packets (a lost frame loses a whole larger packet)"},
     {"sacks_withheld", "SACKs without gaps kept from usrsctp during its fast recovery, so that "
                        "the next SACK ends it (usrsctp 0.9.5 stays in recovery otherwise)"},
     /* usrsctp's stack */
@@ -122,7 +124,8 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
         s->assoc_up, s->assoc_lost, s->assoc_rejected, s->rx_bad, s->rx_unidentified,
         s->rx_unknown_src, s->assoc_unknown, m->stack.num_links, s->path_downs, s->path_ups,
         s->probes_tx, s->probes_rx, s->rx_held, s->rx_hold_expired, s->seg_tx, s->seg_rx,
-        m->stack.segs != NULL ? m->stack.segs->lost + m->stack.segs->bad : 0, s->sacks_withheld,
+        m->stack.segs != NULL ? m->stack.segs->lost + m->stack.segs->bad : 0, s->seg_shrinks,
+        s->sacks_withheld,
         u.sctps_inpackets, u.sctps_senddata, u.sctps_recvdata, u.sctps_sendsacks,
         u.sctps_recvsacks, u.sctps_sendretransdata, u.sctps_sendfastretrans, u.sctps_timodata,
         u.sctps_recvdupdata, u.sctps_badsum + s->rx_badsum, u.sctps_hdrops, u.sctps_outoftheblue,

@@ -169,6 +169,41 @@ static void test_parser_refuses_what_is_not_a_segment(void)
     CHECK(!bsctp_seg_parse(sctp, sizeof(sctp), &s));
 }
 
+/* Holes the peer reports, not retransmissions, make a link lossy; a hole
+ * is one however many SACKs report it; holes count within a window of
+ * packets sent in segments. */
+static void test_loss_is_holes_per_window(void)
+{
+    bsctp_seg_loss_t w;
+    memset(&w, 0, sizeof(w));
+    for (int i = 0; i < 10; i++) {
+        bsctp_seg_loss_sent(&w);
+    }
+    /* One hole, reported by five SACKs, then filled. */
+    for (int i = 0; i < 5; i++) {
+        CHECK(!bsctp_seg_loss_sack(&w, true));
+    }
+    CHECK(!bsctp_seg_loss_sack(&w, false) && w.holes == 1);
+    CHECK(!bsctp_seg_loss_sack(&w, true));                    /* a second */
+    CHECK(!bsctp_seg_loss_sack(&w, false));
+    /* A new window forgets them: two holes per window never make it lossy. */
+    for (int i = 0; i < BSCTP_SEG_WINDOW; i++) {
+        bsctp_seg_loss_sent(&w);
+    }
+    CHECK(w.holes == 0 && w.packets == 10);
+    for (int round = 0; round < 4; round++) {
+        CHECK(!bsctp_seg_loss_sack(&w, true) && !bsctp_seg_loss_sack(&w, false));
+        CHECK(!bsctp_seg_loss_sack(&w, true) && !bsctp_seg_loss_sack(&w, false));
+        for (int i = 0; i < BSCTP_SEG_WINDOW; i++) {
+            bsctp_seg_loss_sent(&w);
+        }
+    }
+    /* The third hole of a window does. */
+    CHECK(!bsctp_seg_loss_sack(&w, true) && !bsctp_seg_loss_sack(&w, false));
+    CHECK(!bsctp_seg_loss_sack(&w, true) && !bsctp_seg_loss_sack(&w, false));
+    CHECK(bsctp_seg_loss_sack(&w, true));
+}
+
 int main(int argc, char **argv)
 {
     unit_init(argc, argv);
@@ -176,5 +211,6 @@ int main(int argc, char **argv)
     RUN("bsctp_segs", test_whole_in_any_order);
     RUN("bsctp_segs", test_lost_segment_loses_its_packet_only);
     RUN("bsctp_segs", test_parser_refuses_what_is_not_a_segment);
+    RUN("bsctp_segs", test_loss_is_holes_per_window);
     return UNIT_RESULT();
 }
