@@ -268,14 +268,35 @@ void bsctp_assoc_describe(bsctp_stack_t *st, uint32_t link, char *buf, size_t le
     if (!assoc_status(st, link, &s, &u)) {
         return;
     }
+    /* Where a message the peer sent can be: usrsctp's queues of the
+     * association (rcvbuf_used; rx_held: chunks behind a gap), its socket,
+     * read by nobody yet (unread: a look without taking it; a one-to-many
+     * socket's next message may be another peer's), or pieces the BTL
+     * holds before the message's end (partial). */
+    struct socket *so;
+    uint32_t id;
+    uint8_t peek[64];
+    int flags = MSG_PEEK | MSG_DONTWAIT;
+    socklen_t infolen = 0;
+    unsigned int infotype = 0;
+    long unread = st->style->assoc_socket(st, l, &so, &id)
+                      ? (long) usrsctp_recvv(so, peek, sizeof(peek), NULL, NULL, NULL, &infolen,
+                                             &infotype, &flags)
+                      : -1;
+    size_t partial = 0;
+    for (uint16_t i = 0; l->reasm != NULL && i < l->reasm_streams; i++) {
+        partial += l->reasm[i].len;
+    }
     /* sstat_penddata counts received chunks waiting for a gap to fill. */
     snprintf(buf, len, "state=%d peer_rwnd=%u unacked=%u rx_held=%u sndbuf_used=%u "
-             "rcvbuf_used=%u cwnd=%u srtt=%u rto=%u mtu=%u path_state=%d rest=%zu",
+             "rcvbuf_used=%u unread=%s partial=%zu cwnd=%u srtt=%u rto=%u mtu=%u path_state=%d "
+             "rest=%zu",
              (int) s.sstat_state, s.sstat_rwnd, (unsigned) s.sstat_unackdata,
              (unsigned) s.sstat_penddata, u.total_sndbuf, u.total_recv_buf,
-             s.sstat_primary.spinfo_cwnd, s.sstat_primary.spinfo_srtt,
-             s.sstat_primary.spinfo_rto, s.sstat_primary.spinfo_mtu,
-             (int) s.sstat_primary.spinfo_state, l->rest ? l->rest_len - l->rest_off : 0);
+             unread > 0 ? "yes" : "no", partial, s.sstat_primary.spinfo_cwnd,
+             s.sstat_primary.spinfo_srtt, s.sstat_primary.spinfo_rto,
+             s.sstat_primary.spinfo_mtu, (int) s.sstat_primary.spinfo_state,
+             l->rest ? l->rest_len - l->rest_off : 0);
 }
 
 bool bsctp_assoc_outstanding(bsctp_stack_t *st, uint32_t link, uint32_t *unacked,

@@ -215,6 +215,11 @@ void mca_btl_sctp_dump_state(int fd)
                 dprintf(fd, " %s=%llu", counters[k].name, (unsigned long long) v[k]);
             }
         }
+        char style[256];
+        if (m->stack_open && m->stack.style != NULL && m->stack.style->describe != NULL) {
+            m->stack.style->describe(&m->stack, style, sizeof(style));
+            dprintf(fd, "%s", style);
+        }
         dprintf(fd, "\n");
         const bsctp_stack_t *st = &m->stack;
         for (uint32_t l = 0; l < st->num_links && l < 4096; l++) {
