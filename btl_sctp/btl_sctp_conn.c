@@ -752,10 +752,16 @@ static void take_datagram(bsctp_stack_t *st, size_t s, ebtl_dgram_msg_t *m, uint
         }
     }
     bsctp_sack_t sk;
-    if (st->frame_pmtu != 0 && !l->lossy && bsctp_packet_sack(m->buf, m->len, &sk)
-        && bsctp_seg_loss_sack(&l->seg_loss, sk.gaps > 0)) {
-        l->lossy = true;   /* bsctp_assoc_shrink_packets, outside usrsctp's calls */
-        st->shrink_due = true;
+    bool small = m->len <= BSCTP_LAST_SACK_MAX;
+    if ((small || (st->frame_pmtu != 0 && !l->lossy)) && bsctp_packet_sack(m->buf, m->len, &sk)) {
+        if (small) {
+            memcpy(l->last_sack, m->buf, m->len);   /* for conn_kick */
+            l->last_sack_len = (uint16_t) m->len;
+        }
+        if (st->frame_pmtu != 0 && !l->lossy && bsctp_seg_loss_sack(&l->seg_loss, sk.gaps > 0)) {
+            l->lossy = true;   /* bsctp_assoc_shrink_packets, outside usrsctp's calls */
+            st->shrink_due = true;
+        }
     }
     usrsctp_conninput(conn_addr(st, (uint32_t) link), m->buf, m->len, 0);
     if (st->links[link].rx_held > 0) {
@@ -847,6 +853,22 @@ static int read_input(bsctp_stack_t *st, uint64_t now_ns)
         }
     }
     return total;
+}
+
+/* The stall watch's kick: the peer's last SACK fed to usrsctp once more.
+ * Its input runs the association's output (what was marked for
+ * retransmission leaves) and restarts T3 for data in flight; a SACK
+ * usrsctp has seen only repeats its gap reports. */
+static void conn_kick(bsctp_stack_t *st, uint32_t link)
+{
+    bsctp_link_t *l = &st->links[link];
+    uint8_t pkt[BSCTP_LAST_SACK_MAX];
+    size_t len = l->last_sack_len;
+    if (len == 0) {
+        return;
+    }
+    memcpy(pkt, l->last_sack, len);   /* usrsctp may write into what it is given */
+    usrsctp_conninput(conn_addr(st, link), pkt, len, 0);
 }
 
 static int conn_poll(bsctp_stack_t *st)
@@ -1027,7 +1049,8 @@ const bsctp_mode_t bsctp_mode_conn = {
     .threads = false,
     .room_from_input = true,
     .btl_sockets = true,
-    .watch_stalls = false,
+    .watch_stalls = true,
+    .kick = conn_kick,
     .open = conn_open,
     .close = conn_close,
     .poll = conn_poll,

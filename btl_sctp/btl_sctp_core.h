@@ -60,6 +60,9 @@ typedef struct bsctp_stack_ops {
                     uint32_t vpid, void **peer_user);
 } bsctp_stack_ops_t;
 
+/* The largest packet with a SACK a link keeps for the stall watch's kick. */
+#define BSCTP_LAST_SACK_MAX 256
+
 /* cfg.packet: BSCTP_SEG_PACKET_MAX where a frame carries at most a quarter of
  * it, else a frame's (btl_sctp_conn.c says why). */
 #define BSCTP_PACKET_AUTO UINT32_MAX
@@ -122,6 +125,8 @@ typedef struct bsctp_stack_stats {
                                                    recovery (btl_sctp_paths.h) */
     uint64_t rx_held, rx_hold_expired;          /* DATA held for the packets before it; holds
                                                    that ended by time (a loss) */
+    uint64_t stall_kicks;                       /* stalls the mode was asked to end (the
+                                                   stall watch, btl_sctp_stack.c) */
 } bsctp_stack_stats_t;
 
 /* One message being put together from the pieces usrsctp reads out. */
@@ -181,6 +186,10 @@ typedef struct bsctp_link {
      * and queued when last looked at, and since when. */
     uint32_t watch_unacked, watch_queued;
     uint64_t watch_since_ns;
+    bool watch_kicked;            /* the mode's kick was tried in this stall */
+    /* mode conn: the last small packet with a SACK from it, for the kick */
+    uint8_t last_sack[BSCTP_LAST_SACK_MAX];
+    uint16_t last_sack_len;
 } bsctp_link_t;
 
 struct bsctp_stack;

@@ -47,6 +47,10 @@ typedef struct bsctp_mode {
     void (*pump)(bsctp_stack_t *st);
     /* A pass found nothing; NULL: nothing to do. */
     void (*idle)(bsctp_stack_t *st);
+    /* The stall watch (btl_sctp_stack.c) found usrsctp holding the link's
+     * unacknowledged data with no timer running for it: make it look at
+     * the association again. NULL: nothing to try. */
+    void (*kick)(bsctp_stack_t *st, uint32_t link);
     /* Send the packets usrsctp emitted since the last flush (conn: held
      * until the call into usrsctp returns, to leave in batches); called
      * after every send and at the end of every poll. NULL: each packet

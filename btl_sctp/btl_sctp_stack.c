@@ -20,9 +20,13 @@
 /* How long close waits for the peers: to take the ends of messages, and
  * to complete a graceful shutdown. */
 #define CLOSE_WAIT_NS (500ull * 1000000u)
-/* How often the stall watch looks, and the least time it waits. */
+/* How often the stall watch looks, the least time it waits before it
+ * declares the peer lost, and how long a stall lasts before the mode's
+ * kick (with data unacknowledged usrsctp's T3 timer expires within
+ * RTO.max, 100 ms by default, unless acknowledgements come). */
 #define WATCH_PERIOD_NS (500u * 1000000u)
 #define STALL_MIN_MS 10000u
+#define KICK_AFTER_NS (1000u * 1000000u)
 
 int bsctp_stack_link(bsctp_stack_t *st, const ebtl_sockaddr_t *udp, size_t nic, uint16_t sctp_port,
                      bool stranger)
@@ -121,12 +125,16 @@ void bsctp_stack_close(bsctp_stack_t *st)
  * estimate above RTO.max) relies on a count of running timers that a race
  * between its threads leaves too high, so the timer is not started again.
  * Seen under loss in inet mode: unacknowledged chunks never retransmitted,
- * heartbeats keeping the association up, the job hung. A link whose
+ * heartbeats keeping the association up, the job hung. Conn mode (no
+ * threads) hung alike once in CI at 1 % loss: 406 chunks unacknowledged,
+ * the peer holding 30 behind a gap, no T3 expiry for 90 s. A link whose
  * unacknowledged chunks and queued bytes stay the same while no T3 timer
- * of the process expires and nothing is retransmitted, for STALL_MIN_MS
- * (or 3 RTO.max), has stalled: its peer is declared lost, so the job ends
- * with a message. A peer that only stopped reading keeps T3 running
- * (window probes). */
+ * of the process expires and nothing is retransmitted has stalled: after
+ * KICK_AFTER_NS the mode is asked to make usrsctp look again (conn: the
+ * peer's last SACK once more, which runs its output); after STALL_MIN_MS
+ * (or 3 RTO.max) its peer is declared lost, so the job ends with a
+ * message. A peer that only stopped reading keeps T3 running (window
+ * probes), as does one computing outside MPI. */
 bool bsctp_stack_link_stalled(bsctp_link_t *l, uint64_t now_ns, bool have, uint32_t unacked,
                               uint32_t queued, bool timers_ran, uint64_t stall_ns)
 {
@@ -135,6 +143,7 @@ bool bsctp_stack_link_stalled(bsctp_link_t *l, uint64_t now_ns, bool have, uint3
         l->watch_unacked = have ? unacked : 0;
         l->watch_queued = have ? queued : 0;
         l->watch_since_ns = now_ns;
+        l->watch_kicked = false;
         return false;
     }
     return now_ns - l->watch_since_ns >= stall_ns;
@@ -167,10 +176,14 @@ static void watch_stalls(bsctp_stack_t *st)
                                      stall_ms * 1000000u)) {
             char why[256];
             snprintf(why, sizeof(why), "has not acknowledged %u chunk(s) of ours for %llu s and "
-                     "usrsctp no longer retransmits them (a race in its threads: mode %s only; "
-                     "btl_sctp_mode conn does not have it)", unacked,
-                     (unsigned long long) (stall_ms / 1000u), st->mode->name);
+                     "usrsctp no longer retransmits them (a lost timer in usrsctp 0.9.5, mode "
+                     "%s)", unacked, (unsigned long long) (stall_ms / 1000u), st->mode->name);
             bsctp_assoc_fail(st, i, why);
+        } else if (have && unacked > 0 && !l->watch_kicked && st->mode->kick != NULL
+                   && now - l->watch_since_ns >= KICK_AFTER_NS) {
+            l->watch_kicked = true;
+            st->stats.stall_kicks++;
+            st->mode->kick(st, i);
         }
     }
 }

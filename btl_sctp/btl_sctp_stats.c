@@ -53,6 +53,8 @@ static const ebtl_counter_t counters[] = {
     {"rx_held", "Packets of DATA that came by one path ahead of packets sent before them by "
                 "another, held until those came (at most 2 ms) so that usrsctp sees no false gap"},
     {"rx_hold_expired", "Holds that ended after 2 ms without the packets before them (lost)"},
+    {"stall_kicks", "Peers whose unacknowledged data usrsctp held for 1 s with no timer running "
+                    "(a lost timer): usrsctp made to look again"},
     {"seg_tx", "Mode conn with btl_sctp_packet: SCTP packets larger than a datagram, sent in "
                "segments"},
     {"seg_rx", "Such packets put back together"},
@@ -123,7 +125,7 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
         s->tx_msgs, s->tx_bytes, s->tx_busy, s->tx_split, s->rx_msgs, s->rx_bytes, s->rx_partial,
         s->assoc_up, s->assoc_lost, s->assoc_rejected, s->rx_bad, s->rx_unidentified,
         s->rx_unknown_src, s->assoc_unknown, m->stack.num_links, s->path_downs, s->path_ups,
-        s->probes_tx, s->probes_rx, s->rx_held, s->rx_hold_expired, s->seg_tx, s->seg_rx,
+        s->probes_tx, s->probes_rx, s->rx_held, s->rx_hold_expired, s->stall_kicks, s->seg_tx, s->seg_rx,
         m->stack.segs != NULL ? m->stack.segs->lost + m->stack.segs->bad : 0, s->seg_shrinks,
         s->sacks_withheld,
         u.sctps_inpackets, u.sctps_senddata, u.sctps_recvdata, u.sctps_sendsacks,
