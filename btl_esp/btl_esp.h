@@ -87,7 +87,7 @@ typedef struct mca_btl_esp_component {
     mca_btl_esp_module_t *module;  /* the one module (all NICs, all peers) */
 } mca_btl_esp_component_t;
 
-OPAL_MODULE_DECLSPEC extern mca_btl_esp_component_t mca_btl_esp_component;
+OPAL_DECLSPEC extern mca_btl_esp_component_t mca_btl_esp_component;
 
 /* Template every module starts from; holds the btl_esp_* base parameters. */
 extern mca_btl_esp_module_t mca_btl_esp_module_template;

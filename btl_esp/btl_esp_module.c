@@ -18,7 +18,6 @@
 #include "ebtl_help.h"
 
 #include <opal/datatype/opal_convertor.h>
-#include <opal/mca/pmix/pmix.h>
 #include <opal/util/proc.h>
 
 /* Room a user-memory descriptor keeps for ob1's header. */
@@ -29,7 +28,7 @@
 static void engine_deliver(void *ctx, uint32_t peer, uint8_t tag, const void *data, size_t len)
 {
     (void) peer;
-    ebtl_module_deliver(ctx, tag, data, len);
+    ebtl_module_deliver(ctx, NULL, tag, data, len);   /* the peer's endpoint would cost a lookup */
 }
 
 static void engine_complete(void *ctx, esp_msg_t *msg)
@@ -196,7 +195,7 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
     ep->peer = m->num_peers;
     if (esp_proto_add_peer(m->proto, ep->peer, id, epoch, max) != 0) {
         EBTL_SHOW_HELP("peer-datagram-too-small", (unsigned) proc->proc_name.vpid, max,
-                       ebtl_help_host(), proc->proc_hostname ? proc->proc_hostname : "?");
+                       ebtl_help_host(), ebtl_ompi_proc_host(proc));
         OBJ_RELEASE(ep);
         return OPAL_ERR_UNREACH;
     }
@@ -310,7 +309,7 @@ static int esp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
             return OPAL_SUCCESS;
         }
         /* Not now (window full, not connected yet): the normal path. */
-        opal_convertor_set_position(conv, &pos);
+        ebtl_sendi_rewind(conv, payload_size, pos);
     }
     return ebtl_sendi_busy(btl, ep, order, total, flags, descriptor);
 }

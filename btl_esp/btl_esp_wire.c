@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include <opal/mca/pmix/pmix.h>
 #include <opal/util/proc.h>
 
 #include "ebtl_help.h"
@@ -131,9 +130,7 @@ int esp_wire_modex_send(mca_btl_esp_module_t *m)
     }
     uint8_t buf[256 + EBTL_MODEX_MAX_ADDRS * sizeof(ebtl_modex_wire_addr_t)];
     size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, m->base.epoch, addrs, n, buf, sizeof(buf));
-    int rc;
-    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_esp_component.base.super.btl_version, buf, len);
-    return rc;
+    return ebtl_modex_send(&mca_btl_esp_component.base.super.btl_version, buf, len);
 }
 
 void esp_wire_transmit(void *ctx, uint32_t peer, unsigned path, enum esp_channel ch,

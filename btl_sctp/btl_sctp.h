@@ -71,7 +71,7 @@ typedef struct mca_btl_sctp_component {
     size_t num_modules;
 } mca_btl_sctp_component_t;
 
-OPAL_MODULE_DECLSPEC extern mca_btl_sctp_component_t mca_btl_sctp_component;
+OPAL_DECLSPEC extern mca_btl_sctp_component_t mca_btl_sctp_component;
 
 /* Template every module starts from; holds the btl_sctp_* base parameters. */
 extern mca_btl_sctp_module_t mca_btl_sctp_module_template;

@@ -24,7 +24,6 @@
 #include <sys/uio.h>
 
 #include <opal/datatype/opal_convertor.h>
-#include <opal/mca/pmix/pmix.h>
 #include <opal/util/proc.h>
 
 #include "ebtl_help.h"
@@ -40,8 +39,7 @@
 
 static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data, size_t len)
 {
-    (void) peer_user;
-    ebtl_module_deliver(ctx, tag, data, len);
+    ebtl_module_deliver(ctx, peer_user, tag, data, len);
 }
 
 static void on_peer_failed(void *ctx, void *peer_user, uint32_t link, const char *why)
@@ -99,9 +97,7 @@ int mca_btl_sctp_modex_send(void)
     uint8_t buf[256 + EBTL_MODEX_MAX_ADDRS * sizeof(ebtl_modex_wire_addr_t)];
     size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_SCTP, c->modules[0]->base.epoch, addrs, n,
                                    buf, sizeof(buf));
-    int rc;
-    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_sctp_component.base.super.btl_version, buf, len);
-    return rc;
+    return ebtl_modex_send(&mca_btl_sctp_component.base.super.btl_version, buf, len);
 }
 
 static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex_addr_t *addrs,
@@ -390,7 +386,7 @@ static int send_failed(mca_btl_sctp_module_t *m, mca_btl_sctp_endpoint_t *ep, in
     if (!m->base.failed) {
         m->base.failed = 1;
         EBTL_SHOW_HELP("send-failed", ep->proc ? (unsigned) ep->proc->proc_name.vpid : 0u,
-                       ep->proc && ep->proc->proc_hostname ? ep->proc->proc_hostname : "?",
+                       ebtl_ompi_proc_host(ep->proc),
                        strerror(rc < 0 ? -rc : EIO), ebtl_help_host());
     }
     return OPAL_ERR_UNREACH;
@@ -509,7 +505,7 @@ static int bsctp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
                 BSCTP_UNLOCK(m);
                 return OPAL_SUCCESS;
             }
-            opal_convertor_set_position(conv, &pos);
+            ebtl_sendi_rewind(conv, payload_size, pos);
             if (rc != -EAGAIN) {
                 BSCTP_UNLOCK(m);
                 return send_failed(m, ep, rc);

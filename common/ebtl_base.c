@@ -11,7 +11,6 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include <opal/mca/pmix/pmix.h>
 
 #include "ebtl_dgram.h"
 #include "ebtl_help.h"
@@ -148,7 +147,7 @@ void ebtl_module_peer_failed(ebtl_module_t *m, opal_proc_t *proc, unsigned rank,
                              int peer_timeout_s)
 {
     const char *name = m->super.btl_component->btl_version.mca_component_name;
-    const char *host = proc && proc->proc_hostname ? proc->proc_hostname : "?";
+    const char *host = ebtl_ompi_proc_host(proc);
     unsigned vpid = proc ? (unsigned) proc->proc_name.vpid : rank;
     EBTL_SHOW_HELP("peer-failed", name, vpid, host, why, name, ebtl_help_host(), name,
                    peer_timeout_s);
@@ -174,6 +173,13 @@ uint64_t ebtl_random64(void)
     return v;
 }
 
+int ebtl_modex_send(const mca_base_component_t *component, const uint8_t *buf, size_t len)
+{
+    int rc;
+    OPAL_MODEX_SEND(rc, EBTL_MODEX_SCOPE, component, (void *) buf, len);
+    return rc;
+}
+
 int ebtl_modex_recv(const mca_base_component_t *component, enum ebtl_modex_kind kind,
                     struct opal_proc_t *proc, ebtl_modex_addr_t *addrs, size_t max,
                     uint64_t *epoch)
@@ -190,7 +196,7 @@ int ebtl_modex_recv(const mca_base_component_t *component, enum ebtl_modex_kind 
     if (n <= 0) {
         const char *name = component->mca_component_name;
         EBTL_SHOW_HELP("malformed-modex", name, (unsigned) proc->proc_name.vpid, name,
-                       ebtl_help_host(), proc->proc_hostname ? proc->proc_hostname : "?");
+                       ebtl_help_host(), ebtl_ompi_proc_host(proc));
         return OPAL_ERR_UNREACH;
     }
     return n;

@@ -18,8 +18,9 @@
 #include <opal/class/opal_hash_table.h>
 #include <opal/class/opal_list.h>
 #include <opal/mca/btl/btl.h>
-#include <opal/threads/mutex.h>
 #include <opal/util/proc.h>
+
+#include "ebtl_ompi.h"
 
 #include "ebtl_frag.h"
 #include "ebtl_modex.h"
@@ -102,19 +103,12 @@ int ebtl_module_finalize(struct mca_btl_base_module_t *btl);
 int ebtl_module_register_error(struct mca_btl_base_module_t *btl,
                                mca_btl_base_module_error_cb_fn_t cb);
 
-/* A fragment arrived: hand ob1 its bytes (tag: ob1's active-message tag). */
-static inline void ebtl_module_deliver(ebtl_module_t *m, uint8_t tag, const void *data, size_t len)
+/* A fragment arrived from ep (NULL: not at hand): hand ob1 its bytes
+ * (tag: ob1's active-message tag). */
+static inline void ebtl_module_deliver(ebtl_module_t *m, struct mca_btl_base_endpoint_t *ep,
+                                       uint8_t tag, const void *data, size_t len)
 {
-    const mca_btl_active_message_callback_t *reg = &mca_btl_base_active_message_trigger[tag];
-    if (reg->cbfunc == NULL) {
-        return;   /* no one listens to this tag: nothing ob1 sent */
-    }
-    mca_btl_base_segment_t seg = {.seg_addr.pval = (void *) data, .seg_len = len};
-    mca_btl_base_descriptor_t des;
-    memset(&des, 0, sizeof(des));
-    des.des_segments = &seg;
-    des.des_segment_count = 1;
-    reg->cbfunc(&m->super, tag, &des, reg->cbdata);
+    ebtl_ompi_deliver(&m->super, ep, tag, data, len);
 }
 
 /* A peer failed (why: what the transport saw): say so once, naming its rank
@@ -132,6 +126,10 @@ static inline uint64_t ebtl_proc_id(opal_process_name_t name)
 
 /* 64 random bits (the kernel's, else the clock and process id). */
 uint64_t ebtl_random64(void);
+
+/* Publish this process's address record for component (encoded with
+ * ebtl_modex_encode) to every process of the job. */
+int ebtl_modex_send(const mca_base_component_t *component, const uint8_t *buf, size_t len);
 
 /* Fetch and decode proc's address record that component published.
  * Returns the number of addresses (> 0), or OPAL_ERR_UNREACH when it

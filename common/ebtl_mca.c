@@ -101,11 +101,31 @@ static int base_params_register(mca_base_component_t *component, mca_btl_base_mo
     return mca_btl_base_param_register(component, module);
 }
 
+/* False (with one message) when the running Open MPI is not the series
+ * (4.1 or 5.0) these components were compiled for: the BTL ABI differs
+ * across series, so nothing may touch Open MPI's structures before this. */
+static bool version_ok(const char *component_name)
+{
+    int major = 0, minor = 0;
+    if (sscanf(opal_version_string, "%d.%d", &major, &minor) != 2
+        || major != OPAL_MAJOR_VERSION || minor != OPAL_MINOR_VERSION) {
+        EBTL_SHOW_HELP("version-mismatch", component_name, OPAL_MAJOR_VERSION, OPAL_MINOR_VERSION,
+                       opal_version_string, component_name, ebtl_help_host());
+        return false;
+    }
+    return true;
+}
+
 int ebtl_mca_register(ebtl_component_t *component, const ebtl_mca_param_t *params,
                       size_t num_params, const ebtl_defaults_t *defaults,
                       mca_btl_base_module_t *module_template)
 {
     mca_base_component_t *v = &component->super.btl_version;
+    /* Register is the first call Open MPI makes into a component. */
+    ebtl_help_open(v->mca_component_name);
+    if (!version_ok(v->mca_component_name)) {
+        return OPAL_ERR_NOT_AVAILABLE;   /* the framework drops the component quietly */
+    }
     self = component;
     ifaces_register(v, &component->ifaces, "127.0.0.0/8,::1");
     params_register(v, params, num_params);
@@ -120,20 +140,6 @@ static void ifaces_release(ebtl_mca_ifaces_t *ifaces)
     free(ifaces->selected);
     ifaces->selected = NULL;
     ifaces->count = 0;
-}
-
-/* False (with one message) when the running Open MPI is not the 4.1 series
- * these components were compiled for: the BTL ABI differs across series. */
-static bool version_ok(const char *component_name)
-{
-    int major = 0, minor = 0;
-    if (sscanf(opal_version_string, "%d.%d", &major, &minor) != 2
-        || major != OPAL_MAJOR_VERSION || minor != OPAL_MINOR_VERSION) {
-        EBTL_SHOW_HELP("version-mismatch", component_name, OPAL_MAJOR_VERSION, OPAL_MINOR_VERSION,
-                       opal_version_string, component_name, ebtl_help_host());
-        return false;
-    }
-    return true;
 }
 
 static void interfaces_unusable(const char *name, const char *why)
@@ -203,9 +209,6 @@ static int ifaces_select(const char *component_name, ebtl_mca_ifaces_t *params)
 
 int ebtl_mca_component_open(void)
 {
-    if (self != NULL) {
-        ebtl_help_open(self->super.btl_version.mca_component_name);
-    }
     return OPAL_SUCCESS;
 }
 
@@ -224,7 +227,7 @@ mca_btl_base_module_t **ebtl_mca_component_init(int *num_btls, bool enable_progr
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
     *num_btls = 0;
-    if (!version_ok(name) || !self->params_valid() || ifaces_select(name, &self->ifaces) != 0) {
+    if (!self->params_valid() || ifaces_select(name, &self->ifaces) != 0) {
         return NULL;
     }
     return self->make_modules(num_btls);

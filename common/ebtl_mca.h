@@ -5,9 +5,9 @@
 /*
  * The component both components share: Open MPI's component struct with
  * the parameters every component has (interfaces, the test-only fault
- * layer), registration of parameters from a table, open, close and init
- * (the runtime version guard, the component's checks, interface
- * selection), and reporting through btl_base_verbose.
+ * layer), registration (first the runtime version guard, then the
+ * parameters from a table), open, close and init (the component's checks,
+ * interface selection), and reporting through btl_base_verbose.
  */
 #ifndef EBTL_MCA_H
 #define EBTL_MCA_H
