@@ -115,13 +115,15 @@ mca_btl_base_descriptor_t *ebtl_prepare_src(struct mca_btl_base_module_t *btl,
 /* sendi's copy: ob1's header then payload_size bytes from the convertor,
  * into dst. False when the convertor could not give them all; its position
  * is then where it was, so the normal path can start again. *pos: that
- * position, for a caller whose transport then refuses the bytes. */
+ * position, for a caller whose transport then refuses the bytes (0 when
+ * there is no payload: Open MPI 5's ob1 then passes no convertor). */
 static inline bool ebtl_sendi_pack(uint8_t *dst, struct opal_convertor_t *conv, const void *header,
                                    size_t header_size, size_t payload_size, size_t *pos)
 {
     memcpy(dst, header, header_size);
-    *pos = conv->bConverted;
-    if (payload_size > 0) {
+    *pos = 0;
+    if (payload_size > 0) {   /* else conv may be NULL (Open MPI 5's control messages) */
+        *pos = conv->bConverted;
         struct iovec iov = {dst + header_size, payload_size};
         uint32_t n = 1;
         size_t max = payload_size;
@@ -131,6 +133,17 @@ static inline bool ebtl_sendi_pack(uint8_t *dst, struct opal_convertor_t *conv, 
         }
     }
     return true;
+}
+
+/* The transport refused what ebtl_sendi_pack packed: put the convertor
+ * back to pos, where the normal path starts again. Without payload nothing
+ * was taken from it (and Open MPI 5's ob1 may pass none, or one it never
+ * prepared). */
+static inline void ebtl_sendi_rewind(struct opal_convertor_t *conv, size_t payload_size, size_t pos)
+{
+    if (payload_size > 0) {
+        opal_convertor_set_position(conv, &pos);
+    }
 }
 
 /* sendi could not send now: ob1 gets a descriptor (if it asked) and sends
