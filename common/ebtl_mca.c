@@ -10,6 +10,7 @@
 #include <opal/util/proc.h>
 
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 #include "ebtl_help.h"
@@ -109,8 +110,12 @@ static bool version_ok(const char *component_name)
     int major = 0, minor = 0;
     if (sscanf(opal_version_string, "%d.%d", &major, &minor) != 2
         || major != OPAL_MAJOR_VERSION || minor != OPAL_MINOR_VERSION) {
+        /* The host from the kernel: opal_process_info's layout is the other
+         * series'. The help call's signature is the same in both. */
+        char host[256] = "?";
+        (void) gethostname(host, sizeof(host) - 1);
         EBTL_SHOW_HELP("version-mismatch", component_name, OPAL_MAJOR_VERSION, OPAL_MINOR_VERSION,
-                       opal_version_string, component_name, ebtl_help_host());
+                       opal_version_string, component_name, host);
         return false;
     }
     return true;
