@@ -47,10 +47,12 @@ AC_DEFUN([EBTL_FIND_OMPI], [
     esp_ompi_cflags="-I$esp_ompi_incdir -I$esp_ompi_incdir/openmpi"
     OMPI_LIBS="-L$OMPI_LIBDIR -lopen-pal"
     dnl Open MPI 5's headers include pmix.h and its modex macros call PMIx,
-    dnl which Debian keeps apart.
+    dnl which Debian keeps apart. pmix.pc's -rpath is dropped: libpmix is
+    dnl loaded by Open MPI before any component (and is in the linker's
+    dnl path too), and a RUNPATH in a packaged component is a lintian error.
     AS_IF([$PKG_CONFIG --exists pmix], [
       esp_ompi_cflags="$esp_ompi_cflags `$PKG_CONFIG --cflags pmix`"
-      OMPI_LIBS="$OMPI_LIBS `$PKG_CONFIG --libs pmix`"])
+      OMPI_LIBS="$OMPI_LIBS `$PKG_CONFIG --libs pmix | sed 's/-Wl,-rpath -Wl,[[^ ]]*//g; s/-Wl,-rpath,[[^ ]]*//g; s/-Wl,--enable-new-dtags//g'`"])
   ])
   dnl -isystem keeps -Wextra quiet about Open MPI's own headers; a source
   dnl tree comes last, only for headers the installation lacks.
