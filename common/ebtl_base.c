@@ -11,7 +11,6 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-
 #include "ebtl_dgram.h"
 #include "ebtl_help.h"
 #include "ebtl_mca.h"
