@@ -5,7 +5,7 @@
 /*
  * btl esp: a reliable streaming protocol over unreliable datagrams.
  * Component and module types. The layers (docs/architecture.md):
- *   wire   common/ebtl_dgram.[ch]   UDP sockets, batches, fault layer
+ *   wire   btl_esp/btl_esp_wire*.[ch] datagrams on a wire (udp: common/ebtl_dgram.[ch])
  *   proto  btl_esp/esp_*.[ch]      the sans-I/O protocol engine
  *   btl    btl_esp/btl_esp_*.[ch]  this Open MPI glue
  */
@@ -24,14 +24,17 @@
 #include "ebtl_ifsel.h"
 #include "ebtl_mca.h"
 #include "esp_proto.h"
+#include "btl_esp_wire.h"
 
 /* Datagram backends the wire layer can use (btl_esp_wire). */
 enum mca_btl_esp_wire { ESP_WIRE_UDP = 0, ESP_WIRE_OFI = 1, ESP_WIRE_ETH = 2 };
 
-/* One selected local address: a socket per channel. */
+/* One selected local address, opened by the wire. */
 typedef struct mca_btl_esp_nic {
     ebtl_if_t iface;
-    ebtl_dgram_sock_t sock[2];           /* by enum esp_channel */
+    size_t max_payload;                  /* largest datagram it sends whole */
+    size_t rcvbuf;                       /* bytes the data channel queues */
+    ebtl_dgram_sock_t sock[2];           /* udp: a socket per channel (enum esp_channel) */
     bool active;                        /* a peer path uses it: polled every pass */
     unsigned last_rx[2];                /* pass of the last datagram, by channel */
 } mca_btl_esp_nic_t;
@@ -45,10 +48,11 @@ typedef struct esp_reg_slot {
 
 typedef struct mca_btl_esp_module {
     ebtl_module_t base;      /* endpoints, lock, error callback, descriptors */
+    const esp_wire_ops_t *wire;          /* what the NICs move datagrams on */
     mca_btl_esp_nic_t *nics;
     size_t num_nics;
     esp_proto_t *proto;
-    ebtl_dgram_txq_t txq;                 /* datagrams of this pass, sent at its end */
+    ebtl_dgram_txq_t txq;                 /* udp: datagrams of this pass, sent at its end */
     opal_pointer_array_t peers;          /* endpoint by peer number (the references
                                             are base.peer_by_id's) */
     uint32_t num_peers;
@@ -96,7 +100,8 @@ extern mca_btl_esp_module_t mca_btl_esp_module_template;
 int mca_btl_esp_module_init(mca_btl_esp_module_t *m);
 int mca_btl_esp_progress(void);
 
-/* btl_esp_wire.c: sockets, the engine's transmit callback, receiving */
+/* btl_esp_wire.c: the NICs on the chosen wire, the engine's transmit
+ * callback, receiving */
 int esp_wire_open(mca_btl_esp_module_t *m);
 void esp_wire_close(mca_btl_esp_module_t *m);
 int esp_wire_modex_send(mca_btl_esp_module_t *m);

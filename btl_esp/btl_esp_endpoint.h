@@ -17,6 +17,7 @@
 #include "ebtl_dgram.h"
 #include "ebtl_modex.h"
 #include "esp_proto.h"
+#include "btl_esp_wire.h"
 
 struct mca_btl_esp_module;
 
@@ -30,7 +31,7 @@ struct mca_btl_base_endpoint_t {
     struct {
         size_t nic;                /* which of our NICs */
         bool routed;               /* its address is not on that NIC's subnet */
-        ebtl_sockaddr_t to[2];     /* its address on that network, by channel */
+        esp_wire_dest_t to[2];     /* its address on that network, by channel */
     } path[ESP_MAX_PATHS];
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_esp_endpoint_t;

@@ -86,7 +86,7 @@ static void engine_config(mca_btl_esp_module_t *m, esp_proto_config_t *cfg)
     cfg->rto_init_ns = (uint64_t) c->rto_init_us * 1000;
     cfg->peer_timeout_ns = (uint64_t) c->peer_timeout_s * 1000000000ull;
     cfg->resend_per_pass = (uint32_t) c->resend_per_pass;
-    size_t rcvbuf = m->nics[0].sock[ESP_CH_DATA].rcvbuf;
+    size_t rcvbuf = m->nics[0].rcvbuf;
     cfg->rcv_budget = c->rcv_budget_bytes ? c->rcv_budget_bytes : rcvbuf / 2;
     cfg->initial_burst = c->initial_burst_bytes;
     cfg->grant_delay_ns = (uint64_t) c->grant_delay_us * 1000;
@@ -176,16 +176,16 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
     unsigned via[ESP_MAX_PATHS];
     for (int k = 0; k < npaths; k++) {
         const ebtl_modex_addr_t *a = &addrs[addr[k]];
-        int family = a->family == 4 ? AF_INET : AF_INET6;
-        size_t ip_udp = family == AF_INET ? 28u : 48u;
-        ebtl_sockaddr_set(&ep->path[k].to[ESP_CH_DATA], family, a->addr, a->port);
-        ebtl_sockaddr_set(&ep->path[k].to[ESP_CH_PRIO], family, a->addr, a->port2);
+        const mca_btl_esp_nic_t *n = &m->nics[nic[k]];
+        size_t theirs;
+        if (m->wire->resolve(n, a, ep->path[k].to, &theirs) != 0) {
+            OBJ_RELEASE(ep);
+            return OPAL_ERR_UNREACH;
+        }
         ep->path[k].nic = nic[k];
-        ep->path[k].routed = !ebtl_modex_on_link(&m->nics[nic[k]].iface, a);
+        ep->path[k].routed = !ebtl_modex_on_link(&n->iface, a);
         via[k] = (unsigned) nic[k];
-        size_t ours = m->nics[nic[k]].sock[ESP_CH_DATA].max_payload;
-        size_t theirs = a->mtu > ip_udp ? a->mtu - ip_udp : 0;
-        max = ours < max ? ours : max;
+        max = n->max_payload < max ? n->max_payload : max;
         max = theirs < max ? theirs : max;
     }
     ep->npaths = (unsigned) npaths;
@@ -211,7 +211,7 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
         m->nics[ep->path[k].nic].active = true;
         EBTL_VERBOSE(20, "btl esp: rank %u path %u via %s to %s%s, datagrams up to %zu bytes",
                      proc->proc_name.vpid, k, m->nics[ep->path[k].nic].iface.name,
-                     ebtl_sockaddr_format(&ep->path[k].to[ESP_CH_DATA], a_buf, sizeof(a_buf)),
+                     m->wire->format(&ep->path[k].to[ESP_CH_DATA], a_buf, sizeof(a_buf)),
                      ep->path[k].routed ? " (routed)" : "", max);
     }
     *out = ep;
@@ -270,7 +270,7 @@ static int esp_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         esp_proto_tick(m->proto, now);
     }
     int rc = esp_proto_send(m->proto, ep->peer, msg, now);
-    ebtl_dgram_txq_flush(&m->txq);
+    m->wire->flush(m);
     /* Still under the lock: another thread's progress may complete the
      * descriptor as soon as we let go. */
     if (rc == 0 && inline_done && (des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)) {
@@ -303,7 +303,7 @@ static int esp_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
         int rc = esp_proto_backlog(m->proto, ep->peer) >= ESP_SEND_INLINE_MAX
                      ? -1
                      : esp_proto_send_copy(m->proto, ep->peer, tag, &one, 1, ebtl_dgram_now_ns());
-        ebtl_dgram_txq_flush(&m->txq);
+        m->wire->flush(m);
         ESP_UNLOCK(m);
         if (rc == 0) {
             return OPAL_SUCCESS;
@@ -355,7 +355,7 @@ static int esp_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoi
         esp_proto_tick(m->proto, now);
     }
     int rc = esp_proto_send(m->proto, ep->peer, msg, now);
-    ebtl_dgram_txq_flush(&m->txq);
+    m->wire->flush(m);
     ESP_UNLOCK(m);
     if (rc != 0) {
         ebtl_frag_return(&f->super);
@@ -391,7 +391,7 @@ int mca_btl_esp_progress(void)
     uint64_t now = ebtl_dgram_now_ns();
     int n = esp_wire_poll(m, now);
     esp_proto_tick(m->proto, now);
-    ebtl_dgram_txq_flush(&m->txq);
+    m->wire->flush(m);
     ESP_UNLOCK(m);
     return n;
 }

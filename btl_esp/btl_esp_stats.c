@@ -257,19 +257,7 @@ void esp_stats_report(mca_btl_esp_module_t *m)
     ebtl_fault_stats_t faults = {0};
     bool gso = false, gro = false;
     for (size_t i = 0; i < m->num_nics; i++) {
-        for (int ch = 0; ch < 2; ch++) {
-            const ebtl_dgram_sock_t *s = &m->nics[i].sock[ch];
-            w.tx_datagrams += s->stats.tx_datagrams;
-            w.tx_gso += s->stats.tx_gso;
-            w.tx_gso_refused += s->stats.tx_gso_refused;
-            w.tx_errors += s->stats.tx_errors;
-            w.rx_datagrams += s->stats.rx_datagrams;
-            w.rx_gro += s->stats.rx_gro;
-            w.rx_truncated += s->stats.rx_truncated;
-            gso |= ch == ESP_CH_DATA && s->gso;
-            gro |= ch == ESP_CH_DATA && s->gro;
-            ebtl_fault_stats_add(&faults, m->nics[i].sock[ch].fault);
-        }
+        m->wire->stats(&m->nics[i], &w, &faults, &gso, &gro);
     }
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0) {

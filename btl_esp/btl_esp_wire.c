@@ -3,10 +3,10 @@
  * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
  */
 /*
- * The udp wire under the engine: two sockets per selected address (the
- * priority channel for ACKs and tiny fragments, the data channel for the
- * rest), the modex record that publishes them, the engine's transmit
- * callback (a send queue flushed at the end of every pass) and receiving.
+ * What every wire shares: the chosen wire opened on each selected interface
+ * (a NIC), the modex record that publishes them, the engine's transmit
+ * callback (datagrams queued during a pass, flushed at its end) and
+ * receiving. The wires themselves are btl_esp_wire_*.c.
  */
 #include "btl_esp.h"
 #include "btl_esp_endpoint.h"
@@ -18,73 +18,30 @@
 
 #include "ebtl_help.h"
 
-/* The priority channel carries small datagrams: a modest buffer. */
-#define PRIO_BUF (1u << 20)
-/* Batches read from one socket per progress pass at most. */
+/* Batches read from one channel per progress pass at most. */
 #define RX_BATCHES_PER_PASS 4
-
-static void close_nic(mca_btl_esp_nic_t *nic)
-{
-    for (int ch = 0; ch < 2; ch++) {
-        if (nic->sock[ch].fault != NULL) {
-            ebtl_fault_destroy(nic->sock[ch].fault);
-            nic->sock[ch].fault = NULL;
-        }
-        ebtl_dgram_close(&nic->sock[ch]);
-    }
-}
-
-/* The kernel refused a datagram because the way is closed (route gone,
- * interface down, firewall): the paths that go that way are dead now, not
- * after the engine's liveness time. Rare: a scan of the peers will do. */
-static void wire_unreachable(void *arg, const ebtl_dgram_sock_t *s, const ebtl_sockaddr_t *to,
-                             int err)
-{
-    mca_btl_esp_module_t *m = arg;
-    (void) err;
-    for (uint32_t p = 0; p < m->num_peers; p++) {
-        mca_btl_esp_endpoint_t *ep = opal_pointer_array_get_item(&m->peers, (int) p);
-        for (unsigned k = 0; ep != NULL && k < ep->npaths; k++) {
-            const mca_btl_esp_nic_t *nic = &m->nics[ep->path[k].nic];
-            for (int ch = 0; ch < 2; ch++) {
-                if (&nic->sock[ch] == s && ebtl_sockaddr_equal(&ep->path[k].to[ch], to)) {
-                    esp_proto_path_unreachable(m->proto, ep->peer, k, ebtl_dgram_now_ns());
-                }
-            }
-        }
-    }
-}
 
 int esp_wire_open(mca_btl_esp_module_t *m)
 {
     mca_btl_esp_component_t *c = &mca_btl_esp_component;
+    m->wire = &esp_wire_udp;
     m->nics = calloc(c->base.ifaces.count, sizeof(*m->nics));
     if (m->nics == NULL) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
+    m->wire->init(m);
     m->num_nics = 0;
     for (size_t i = 0; i < c->base.ifaces.count; i++) {
         mca_btl_esp_nic_t *nic = &m->nics[m->num_nics];
         char err[512];
+        memset(nic, 0, sizeof(*nic));
         nic->iface = c->base.ifaces.selected[i];
-        nic->sock[0].fd = nic->sock[1].fd = -1;
-        ebtl_dgram_open_args_t data = {&nic->iface, 0, c->rcvbuf_bytes, c->sndbuf_bytes,
-                                       c->gro != 0};
-        ebtl_dgram_open_args_t prio = {&nic->iface, 0, PRIO_BUF, PRIO_BUF, false};
-        if (ebtl_dgram_open(&nic->sock[ESP_CH_DATA], &data, err, sizeof(err)) != 0
-            || ebtl_dgram_open(&nic->sock[ESP_CH_PRIO], &prio, err, sizeof(err)) != 0) {
+        if (m->wire->open(nic, err, sizeof(err)) != 0) {
             char buf[96];
             EBTL_SHOW_HELP("interface-unusable", ebtl_if_format(&nic->iface, buf, sizeof(buf)), err,
                            ebtl_help_host());
-            close_nic(nic);
+            m->wire->close(nic);
             continue;
-        }
-        for (int ch = 0; ch < 2; ch++) {
-            nic->sock[ch].fault = ebtl_mca_faults_create(&c->base.faults, 2, (unsigned) ch,
-                                                       EBTL_DGRAM_MAX_PAYLOAD);
-            if (!c->gso) {
-                nic->sock[ch].gso = false;
-            }
         }
         m->num_nics++;
     }
@@ -93,16 +50,13 @@ int esp_wire_open(mca_btl_esp_module_t *m)
         m->nics = NULL;
         return OPAL_ERR_UNREACH;
     }
-    ebtl_dgram_txq_init(&m->txq);
-    m->txq.unreachable = wire_unreachable;
-    m->txq.unreachable_arg = m;
     return OPAL_SUCCESS;
 }
 
 void esp_wire_close(mca_btl_esp_module_t *m)
 {
     for (size_t i = 0; i < m->num_nics; i++) {
-        close_nic(&m->nics[i]);
+        m->wire->close(&m->nics[i]);
     }
     free(m->nics);
     m->nics = NULL;
@@ -118,15 +72,9 @@ int esp_wire_modex_send(mca_btl_esp_module_t *m)
         memset(&addrs[n], 0, sizeof(addrs[n]));
         addrs[n].family = nic->iface.family == AF_INET ? 4 : 6;
         addrs[n].prefixlen = (uint8_t) nic->iface.prefixlen;
-        addrs[n].mtu = nic->sock[ESP_CH_DATA].mtu;
         addrs[n].net_id = (uint16_t) i;
-        addrs[n].port = ntohs(nic->iface.family == AF_INET
-                                  ? nic->sock[ESP_CH_DATA].local.u.in4.sin_port
-                                  : nic->sock[ESP_CH_DATA].local.u.in6.sin6_port);
-        addrs[n].port2 = ntohs(nic->iface.family == AF_INET
-                                   ? nic->sock[ESP_CH_PRIO].local.u.in4.sin_port
-                                   : nic->sock[ESP_CH_PRIO].local.u.in6.sin6_port);
         memcpy(addrs[n].addr, nic->iface.addr, sizeof(addrs[n].addr));
+        m->wire->publish(nic, &addrs[n]);
     }
     uint8_t buf[256 + EBTL_MODEX_MAX_ADDRS * sizeof(ebtl_modex_wire_addr_t)];
     size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, m->base.epoch, addrs, n, buf, sizeof(buf));
@@ -144,8 +92,7 @@ void esp_wire_transmit(void *ctx, uint32_t peer, unsigned path, enum esp_channel
     /* The payload pieces stay valid until the flush at the end of this pass:
      * they belong to segments not yet acknowledged (a retransmission acked
      * in the same pass would be a duplicate the receiver drops by number). */
-    (void) ebtl_dgram_txq_add(&m->txq, &m->nics[ep->path[path].nic].sock[ch], &ep->path[path].to[ch],
-                              iov, iovcnt);
+    m->wire->queue(m, &m->nics[ep->path[path].nic], ch, &ep->path[path].to[ch], iov, iovcnt);
 }
 
 /* Every read is a system call, and the latency of a small message is a few
@@ -177,9 +124,8 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
             if (!should_poll(nic, ch, pass)) {
                 continue;
             }
-            ebtl_dgram_sock_t *s = &nic->sock[ch];
             for (int b = 0; b < RX_BATCHES_PER_PASS; b++) {
-                int n = ebtl_dgram_recv(s, msgs, EBTL_DGRAM_RX_BATCH, now);
+                int n = m->wire->recv(nic, ch, msgs, EBTL_DGRAM_RX_BATCH, now);
                 for (int k = 0; k < n; k++) {
                     esp_proto_input_via(m->proto, (unsigned) i, msgs[k].buf, msgs[k].len, now);
                 }
@@ -191,8 +137,8 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
                 nic->last_rx[ch] = pass;
                 total += n;
                 /* Answers (ACKs, data) go out before the next batch. */
-                ebtl_dgram_txq_flush(&m->txq);
-                if (n < EBTL_DGRAM_RX_BATCH && !ebtl_dgram_rx_buffered(s)) {
+                m->wire->flush(m);
+                if (n < EBTL_DGRAM_RX_BATCH && !m->wire->rx_buffered(nic, ch)) {
                     break;   /* drained: another read now would only cost a system call */
                 }
             }
