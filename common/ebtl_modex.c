@@ -43,8 +43,12 @@ size_t ebtl_modex_encode(enum ebtl_modex_kind kind, uint64_t epoch, const ebtl_m
             .mtu = htonl(addrs[i].mtu),
             .net_id = htons(addrs[i].net_id),
             .port2 = htons(addrs[i].port2),
+            .link_kind = addrs[i].link_kind,
+            .link_len = addrs[i].link_len,
+            .link_arg = htons(addrs[i].link_arg),
         };
         memcpy(w.addr, addrs[i].addr, sizeof(w.addr));
+        memcpy(w.link, addrs[i].link, sizeof(w.link));
         memcpy(p, &w, sizeof(w));
         p += sizeof(w);
     }
@@ -70,7 +74,10 @@ int ebtl_modex_decode(enum ebtl_modex_kind kind, const void *buf, size_t buflen,
         ebtl_modex_wire_addr_t w;
         memcpy(&w, p, sizeof(w));
         unsigned maxlen = w.family == 4 ? 32 : 128;
-        if ((w.family != 4 && w.family != 6) || w.prefixlen > maxlen || w.port == 0) {
+        if ((w.family != 4 && w.family != 6) || w.prefixlen > maxlen
+            || w.link_kind > EBTL_MODEX_LINK_OFI || w.link_len > EBTL_MODEX_LINK_MAX
+            || (w.link_kind == EBTL_MODEX_LINK_NONE) != (w.link_len == 0)
+            || (w.port == 0 && w.link_len == 0)) {
             return -1;
         }
         addrs[i] = (ebtl_modex_addr_t) {
@@ -80,11 +87,20 @@ int ebtl_modex_decode(enum ebtl_modex_kind kind, const void *buf, size_t buflen,
             .mtu = ntohl(w.mtu),
             .net_id = ntohs(w.net_id),
             .port2 = ntohs(w.port2),
+            .link_kind = w.link_kind,
+            .link_len = w.link_len,
+            .link_arg = ntohs(w.link_arg),
         };
         memcpy(addrs[i].addr, w.addr, sizeof(w.addr));
+        memcpy(addrs[i].link, w.link, w.link_len);
     }
     *epoch = hton64(h.epoch);
     return (int) count;
+}
+
+bool ebtl_modex_usable(const ebtl_modex_addr_t *a)
+{
+    return (a->port != 0 && a->port2 != 0) || a->link_len != 0;
 }
 
 static bool same_prefix(const unsigned char *a, const unsigned char *b, unsigned bits)
@@ -108,8 +124,8 @@ static int path_score(const ebtl_if_t *ifs, size_t i, const ebtl_modex_addr_t *a
                       bool same_host)
 {
     int family = ifs[i].family == AF_INET ? 4 : 6;
-    if (addrs[j].family != family || addrs[j].port2 == 0) {
-        return 0;   /* both components need both ports */
+    if (addrs[j].family != family || !ebtl_modex_usable(&addrs[j])) {
+        return 0;
     }
     bool peer_lo = is_loopback(&addrs[j]);
     if (ifs[i].loopback || peer_lo) {

@@ -18,10 +18,20 @@
 #include "ebtl_route.h"
 
 #define EBTL_MODEX_MAGIC 0x45535041u /* "ESPA" */
-#define EBTL_MODEX_VERSION 2
+#define EBTL_MODEX_VERSION 3
 #define EBTL_MODEX_MAX_ADDRS 16
+/* Bytes of a link-level address a record may carry (an Ethernet MAC, a
+ * libfabric endpoint name). */
+#define EBTL_MODEX_LINK_MAX 32
 
 enum ebtl_modex_kind { EBTL_MODEX_KIND_ESP = 1, EBTL_MODEX_KIND_SCTP = 2 };
+
+/* What a record's link address is (esp's wires other than udp). */
+enum ebtl_modex_link {
+    EBTL_MODEX_LINK_NONE = 0,
+    EBTL_MODEX_LINK_ETHER = 1,   /* 6-byte MAC of the interface, and the ethertype in link_arg */
+    EBTL_MODEX_LINK_OFI = 2,     /* libfabric endpoint name (fi_getname) */
+};
 
 /* One reachable address of a rank (host byte order in memory). */
 typedef struct ebtl_modex_addr {
@@ -32,6 +42,10 @@ typedef struct ebtl_modex_addr {
     uint16_t net_id;         /* which local interface (index into the sender's list) */
     uint16_t port2;          /* a second port (esp: the priority channel), 0 if none */
     uint8_t addr[16];        /* network byte order; IPv4 in the first 4 */
+    uint8_t link_kind;       /* enum ebtl_modex_link */
+    uint8_t link_len;        /* bytes of link used, <= EBTL_MODEX_LINK_MAX */
+    uint16_t link_arg;       /* ETHER: the ethertype */
+    uint8_t link[EBTL_MODEX_LINK_MAX];
 } ebtl_modex_addr_t;
 
 /* On the wire. */
@@ -51,10 +65,14 @@ typedef struct ebtl_modex_wire_addr {
     uint16_t net_id;
     uint16_t port2;
     uint8_t addr[16];
+    uint8_t link_kind;
+    uint8_t link_len;
+    uint16_t link_arg;
+    uint8_t link[EBTL_MODEX_LINK_MAX];
 } ebtl_modex_wire_addr_t;
 
 _Static_assert(sizeof(ebtl_modex_wire_header_t) == 16, "modex header is 16 bytes");
-_Static_assert(sizeof(ebtl_modex_wire_addr_t) == 28, "modex address entry is 28 bytes");
+_Static_assert(sizeof(ebtl_modex_wire_addr_t) == 64, "modex address entry is 64 bytes");
 
 /* Bytes needed for `count` addresses. */
 size_t ebtl_modex_size(size_t count);
@@ -66,7 +84,8 @@ size_t ebtl_modex_encode(enum ebtl_modex_kind kind, uint64_t epoch, const ebtl_m
 
 /* Decode untrusted bytes. Returns the number of addresses (1..max) and the
  * epoch, or -1 when the record is malformed: wrong magic/version/kind, bad
- * length or family. */
+ * length or family, no port and no link address, a link address of an
+ * unknown kind or too long. */
 int ebtl_modex_decode(enum ebtl_modex_kind kind, const void *buf, size_t buflen,
                      ebtl_modex_addr_t *addrs, size_t max, uint64_t *epoch);
 
@@ -100,6 +119,10 @@ int ebtl_modex_choose_path(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_a
 int ebtl_modex_choose_paths(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_addr_t *addrs,
                             int naddrs, bool same_host, const ebtl_route_t *route, size_t *nic,
                             int *addr, int max);
+
+/* Whether a can be sent to: both ports published (udp), or a link
+ * address (esp's other wires). */
+bool ebtl_modex_usable(const ebtl_modex_addr_t *a);
 
 /* Whether the pair of our address ifa and the peer's a is on one link: the
  * same subnet, or loopback to loopback. A path that is not is routed. */

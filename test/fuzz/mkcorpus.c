@@ -73,7 +73,9 @@ static void raw_seeds(void)
         {.family = 4, .prefixlen = 8, .port = 40000, .mtu = 65536, .net_id = 0, .port2 = 40001,
          .addr = {127, 0, 0, 1}},
         {.family = 6, .prefixlen = 64, .port = 40002, .mtu = 1500, .net_id = 1, .port2 = 0,
-         .addr = {0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
+         .addr = {0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+         .link_kind = EBTL_MODEX_LINK_ETHER, .link_len = 6, .link_arg = 0x88b5,
+         .link = {0x02, 0, 0x5e, 1, 2, 3}},
     };
     size_t n = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 0x1122334455667788ull, a, 2, buf, sizeof(buf));
     out("modex-esp", buf, n);

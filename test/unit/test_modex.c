@@ -39,10 +39,10 @@ static void round_trip(void)
     in[1].family = 6;
     in[1].prefixlen = 64;
     inet_pton(AF_INET6, "fd00::7", in[1].addr);
-    unsigned char buf[256];
+    unsigned char buf[512];
     size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 0x0102030405060708ull, in, 2, buf, sizeof(buf));
     CHECK(len == ebtl_modex_size(2));
-    CHECK(len == 16 + 2 * 28);
+    CHECK(len == 16 + 2 * 64);
     ebtl_modex_addr_t out[EBTL_MODEX_MAX_ADDRS];
     CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_ESP, buf, len, out, EBTL_MODEX_MAX_ADDRS, &epoch) == 2);
     CHECK(memcmp(in, out, sizeof(in)) == 0);
@@ -58,7 +58,7 @@ static void encode_limits(void)
     for (int i = 0; i <= EBTL_MODEX_MAX_ADDRS; i++) {
         in[i] = addr4("10.0.0.1", 1);
     }
-    unsigned char buf[1024];
+    unsigned char buf[2048];
     CHECK(ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 0x0102030405060708ull, in, 0, buf, sizeof(buf)) == 0);
     CHECK(ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 0x0102030405060708ull, in, EBTL_MODEX_MAX_ADDRS + 1, buf, sizeof(buf)) == 0);
     CHECK(ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 0x0102030405060708ull, in, 2, buf, ebtl_modex_size(2) - 1) == 0);
@@ -68,7 +68,7 @@ static void encode_limits(void)
 static void malformed_records_refused(void)
 {
     ebtl_modex_addr_t in[1] = {addr4("10.1.2.3", 50000)};
-    unsigned char good[64], bad[64];
+    unsigned char good[128], bad[128];
     size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_SCTP, 0x0102030405060708ull, in, 1, good, sizeof(good));
     ebtl_modex_addr_t out[EBTL_MODEX_MAX_ADDRS];
     CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, good, len, out, 16, &epoch) == 1);
@@ -93,8 +93,42 @@ static void malformed_records_refused(void)
     bad[17] = 33;                                                              /* prefix > 32 */
     CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
     memcpy(bad, good, len);
-    bad[18] = bad[19] = 0;                                                     /* port 0 */
+    bad[18] = bad[19] = 0;                                                     /* port 0, no link address */
     CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
+    memcpy(bad, good, len);
+    bad[16 + 28] = 3;                                                          /* link kind unknown */
+    bad[16 + 29] = 6;
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
+    memcpy(bad, good, len);
+    bad[16 + 28] = EBTL_MODEX_LINK_ETHER;                                      /* link address too long */
+    bad[16 + 29] = EBTL_MODEX_LINK_MAX + 1;
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
+    memcpy(bad, good, len);
+    bad[16 + 28] = EBTL_MODEX_LINK_ETHER;                                      /* a kind and no bytes */
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
+}
+
+/* A record with a link address (esp's eth and ofi wires) and no ports:
+ * decoded whole, usable; a record with neither is not. */
+static void link_addresses(void)
+{
+    ebtl_modex_addr_t in[2] = {addr4("10.1.2.3", 0), addr4("10.1.2.4", 7)};
+    in[0].link_kind = EBTL_MODEX_LINK_ETHER;
+    in[0].link_len = 6;
+    in[0].link_arg = 0x88b5;
+    memcpy(in[0].link, "\x02\x00\x5e\x10\x20\x30", 6);
+    in[1].port2 = 8;
+    in[1].link_kind = EBTL_MODEX_LINK_OFI;
+    in[1].link_len = EBTL_MODEX_LINK_MAX;
+    memset(in[1].link, 0xab, EBTL_MODEX_LINK_MAX);
+    unsigned char buf[512];
+    size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 1, in, 2, buf, sizeof(buf));
+    ebtl_modex_addr_t out[EBTL_MODEX_MAX_ADDRS];
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_ESP, buf, len, out, 16, &epoch) == 2);
+    CHECK(memcmp(in, out, sizeof(in)) == 0);
+    CHECK(ebtl_modex_usable(&out[0]) && ebtl_modex_usable(&out[1]));
+    ebtl_modex_addr_t none = addr4("10.1.2.5", 9);
+    CHECK(!ebtl_modex_usable(&none));   /* one port of two */
 }
 
 /* Every truncation and every single-byte change of a valid record either
@@ -102,7 +136,7 @@ static void malformed_records_refused(void)
 static void every_mutation_is_safe(void)
 {
     ebtl_modex_addr_t in[3] = {addr4("10.1.2.3", 1), addr4("10.1.2.4", 2), addr4("10.1.2.5", 3)};
-    unsigned char good[128], buf[128];
+    unsigned char good[256], buf[256];
     size_t len = ebtl_modex_encode(EBTL_MODEX_KIND_ESP, 0x0102030405060708ull, in, 3, good, sizeof(good));
     ebtl_modex_addr_t out[EBTL_MODEX_MAX_ADDRS];
     for (size_t cut = 0; cut < len; cut++) {
@@ -116,7 +150,8 @@ static void every_mutation_is_safe(void)
             CHECK(n == -1 || n == 3);
             for (int k = 0; k < n; k++) {
                 CHECK(out[k].family == 4 || out[k].family == 6);
-                CHECK(out[k].port != 0);
+                CHECK(out[k].port != 0 || out[k].link_len != 0);
+                CHECK(out[k].link_len <= EBTL_MODEX_LINK_MAX);
             }
         }
     }
@@ -418,6 +453,7 @@ int main(int argc, char **argv)
     RUN("modex", round_trip);
     RUN("modex", encode_limits);
     RUN("modex", malformed_records_refused);
+    RUN("modex", link_addresses);
     RUN("modex", every_mutation_is_safe);
     RUN("modex", path_choice);
     RUN("modex", paths_routed_beside_subnet);
