@@ -36,7 +36,7 @@ typedef struct mca_btl_esp_nic {
     size_t rcvbuf;                       /* bytes the data channel queues */
     ebtl_dgram_sock_t sock[2];           /* udp: a socket per channel (enum esp_channel) */
     bool active;                        /* a peer path uses it: polled every pass */
-    unsigned last_rx[2];                /* pass of the last datagram, by channel */
+    unsigned last_rx[ESP_WIRE_MAX_RXQ]; /* pass of the last datagram, by receive queue */
 } mca_btl_esp_nic_t;
 
 /* A registered memory region (btl_register_mem): PUTs may write into it. */

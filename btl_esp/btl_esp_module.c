@@ -178,7 +178,7 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
         const ebtl_modex_addr_t *a = &addrs[addr[k]];
         const mca_btl_esp_nic_t *n = &m->nics[nic[k]];
         size_t theirs;
-        if (m->wire->resolve(n, a, ep->path[k].to, &theirs) != 0) {
+        if (m->wire->resolve(n, a, same_host, ep->path[k].to, &theirs) != 0) {
             OBJ_RELEASE(ep);
             return OPAL_ERR_UNREACH;
         }

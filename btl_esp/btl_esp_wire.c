@@ -96,19 +96,20 @@ void esp_wire_transmit(void *ctx, uint32_t peer, unsigned path, enum esp_channel
 }
 
 /* Every read is a system call, and the latency of a small message is a few
- * of them: the priority socket of a NIC in use is read every pass, its data
- * socket every pass while traffic is recent ("hot"), else every few passes;
- * NICs no path uses yet once in a while. */
+ * of them: the priority queues of a NIC in use (udp: the priority socket)
+ * are read every pass, the others every pass while traffic is recent
+ * ("hot"), else every few passes; NICs no path uses yet once in a while. */
 #define IDLE_NIC_POLL_EVERY 64
 #define COLD_DATA_POLL_EVERY 8
 #define HOT_PASSES 4096
 
-static bool should_poll(const mca_btl_esp_nic_t *nic, int ch, unsigned pass)
+static bool should_poll(const mca_btl_esp_module_t *m, const mca_btl_esp_nic_t *nic, unsigned q,
+                        unsigned pass)
 {
     if (!nic->active) {
         return pass % IDLE_NIC_POLL_EVERY == 0;
     }
-    return ch == ESP_CH_PRIO || pass - nic->last_rx[ch] < HOT_PASSES
+    return (m->wire->rx_prio_mask >> q & 1u) != 0 || pass - nic->last_rx[q] < HOT_PASSES
            || pass % COLD_DATA_POLL_EVERY == 0;
 }
 
@@ -119,13 +120,13 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
     unsigned pass = m->passes++;
     for (size_t i = 0; i < m->num_nics; i++) {
         mca_btl_esp_nic_t *nic = &m->nics[i];
-        /* The priority channel first: ACKs and tiny messages. */
-        for (int ch = ESP_CH_PRIO; ch >= ESP_CH_DATA; ch--) {
-            if (!should_poll(nic, ch, pass)) {
+        /* The last queues first: the priority ones (ACKs, tiny messages). */
+        for (unsigned q = m->wire->rx_queues; q-- > 0;) {
+            if (!should_poll(m, nic, q, pass)) {
                 continue;
             }
             for (int b = 0; b < RX_BATCHES_PER_PASS; b++) {
-                int n = m->wire->recv(nic, ch, msgs, EBTL_DGRAM_RX_BATCH, now);
+                int n = m->wire->recv(nic, q, msgs, EBTL_DGRAM_RX_BATCH, now);
                 for (int k = 0; k < n; k++) {
                     esp_proto_input_via(m->proto, (unsigned) i, msgs[k].buf, msgs[k].len, now);
                 }
@@ -134,11 +135,11 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
                     break;
                 }
                 nic->active = true;   /* a peer sends here */
-                nic->last_rx[ch] = pass;
+                nic->last_rx[q] = pass;
                 total += n;
                 /* Answers (ACKs, data) go out before the next batch. */
                 m->wire->flush(m);
-                if (n < EBTL_DGRAM_RX_BATCH && !m->wire->rx_buffered(nic, ch)) {
+                if (n < EBTL_DGRAM_RX_BATCH && !m->wire->rx_buffered(nic, q)) {
                     break;   /* drained: another read now would only cost a system call */
                 }
             }

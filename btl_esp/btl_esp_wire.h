@@ -23,14 +23,28 @@
 struct mca_btl_esp_module;
 struct mca_btl_esp_nic;
 
-/* Where a datagram goes on a wire, as the wire resolved it from a peer's
- * modex record. */
-typedef union esp_wire_dest {
-    ebtl_sockaddr_t ip;      /* udp: the peer's address and port */
+/* Where a datagram goes, as the wire resolved it from a peer's modex
+ * record: by UDP, or straight on the wire's own link. */
+enum esp_wire_way { ESP_WAY_UDP = 0, ESP_WAY_LINK = 1 };
+typedef struct esp_wire_dest {
+    enum esp_wire_way way;
+    union {
+        ebtl_sockaddr_t ip;  /* UDP: the peer's address and port */
+        uint8_t mac[6];      /* eth: the peer's MAC */
+        uint64_t fi_addr;    /* ofi: the peer in the address vector */
+    } u;
 } esp_wire_dest_t;
+
+/* Most receive queues a NIC of any wire has. */
+#define ESP_WIRE_MAX_RXQ 3
 
 typedef struct esp_wire_ops {
     const char *name;
+    /* Receive queues per NIC (recv's q: 0..rx_queues-1, polled from the
+     * last down), and which of them are read in every progress pass (ACKs,
+     * tiny messages: bit q set); the others while traffic is recent. */
+    unsigned rx_queues;
+    unsigned rx_prio_mask;
     /* Once per module, before any NIC is opened. */
     void (*init)(struct mca_btl_esp_module *m);
     /* Open nic (its iface set, the rest zero): set nic->max_payload and
@@ -41,10 +55,10 @@ typedef struct esp_wire_ops {
     /* Fill this wire's fields of nic's modex record (ports, link address). */
     void (*publish)(const struct mca_btl_esp_nic *nic, ebtl_modex_addr_t *rec);
     /* A peer's record into where each channel sends to it from nic, and the
-     * largest datagram that record's interface takes. -1: this wire cannot
-     * reach it. */
+     * largest datagram that record's interface takes; same_host: the peer
+     * runs on this host. -1: this wire cannot reach it. */
     int (*resolve)(const struct mca_btl_esp_nic *nic, const ebtl_modex_addr_t *rec,
-                   esp_wire_dest_t to[2], size_t *max_payload);
+                   bool same_host, esp_wire_dest_t to[2], size_t *max_payload);
     /* "10.1.2.3:4567" for messages. */
     const char *(*format)(const esp_wire_dest_t *to, char *buf, size_t len);
     /* Queue one datagram for the end of the pass. The first iovec entry
@@ -54,18 +68,29 @@ typedef struct esp_wire_ops {
                   const esp_wire_dest_t *to, const struct iovec *iov, int iovcnt);
     /* Hand everything queued to the kernel/provider. */
     void (*flush)(struct mca_btl_esp_module *m);
-    /* Up to max datagrams of channel ch, without blocking; each buffer valid
-     * until the next recv on that channel. Returns the count or -errno. */
-    int (*recv)(struct mca_btl_esp_nic *nic, int ch, ebtl_dgram_msg_t *out, unsigned max,
+    /* Up to max datagrams of receive queue q, without blocking; each buffer
+     * valid until the next recv on that queue. Returns the count or -errno. */
+    int (*recv)(struct mca_btl_esp_nic *nic, unsigned q, ebtl_dgram_msg_t *out, unsigned max,
                 uint64_t now);
-    /* Datagrams already read wait for the next recv on ch. */
-    bool (*rx_buffered)(const struct mca_btl_esp_nic *nic, int ch);
+    /* Datagrams already read wait for the next recv on q. */
+    bool (*rx_buffered)(const struct mca_btl_esp_nic *nic, unsigned q);
     /* Add nic's counters to sum; gso/gro: whether they are on. */
     void (*stats)(const struct mca_btl_esp_nic *nic, ebtl_dgram_stats_t *sum,
                   ebtl_fault_stats_t *faults, bool *gso, bool *gro);
 } esp_wire_ops_t;
 
-/* btl_esp_wire_udp.c */
+/* btl_esp_wire_udp.c; its parts are the eth wire's way to peers off the
+ * link (routed, on this host) */
 extern const esp_wire_ops_t esp_wire_udp;
+void esp_wire_udp_init(struct mca_btl_esp_module *m);
+int esp_wire_udp_open(struct mca_btl_esp_nic *nic, char *err, size_t errlen);
+void esp_wire_udp_close(struct mca_btl_esp_nic *nic);
+void esp_wire_udp_publish(const struct mca_btl_esp_nic *nic, ebtl_modex_addr_t *rec);
+int esp_wire_udp_resolve(const struct mca_btl_esp_nic *nic, const ebtl_modex_addr_t *rec,
+                         bool same_host, esp_wire_dest_t to[2], size_t *max_payload);
+void esp_wire_udp_queue(struct mca_btl_esp_module *m, struct mca_btl_esp_nic *nic, int ch,
+                        const esp_wire_dest_t *to, const struct iovec *iov, int iovcnt);
+void esp_wire_udp_stats(const struct mca_btl_esp_nic *nic, ebtl_dgram_stats_t *sum,
+                        ebtl_fault_stats_t *faults, bool *gso, bool *gro);
 
 #endif

@@ -29,7 +29,8 @@ static void udp_unreachable(void *arg, const ebtl_dgram_sock_t *s, const ebtl_so
         for (unsigned k = 0; ep != NULL && k < ep->npaths; k++) {
             const mca_btl_esp_nic_t *nic = &m->nics[ep->path[k].nic];
             for (int ch = 0; ch < 2; ch++) {
-                if (&nic->sock[ch] == s && ebtl_sockaddr_equal(&ep->path[k].to[ch].ip, to)) {
+                if (&nic->sock[ch] == s && ep->path[k].to[ch].way == ESP_WAY_UDP
+                    && ebtl_sockaddr_equal(&ep->path[k].to[ch].u.ip, to)) {
                     esp_proto_path_unreachable(m->proto, ep->peer, k, ebtl_dgram_now_ns());
                 }
             }
@@ -37,14 +38,14 @@ static void udp_unreachable(void *arg, const ebtl_dgram_sock_t *s, const ebtl_so
     }
 }
 
-static void udp_init(mca_btl_esp_module_t *m)
+void esp_wire_udp_init(mca_btl_esp_module_t *m)
 {
     ebtl_dgram_txq_init(&m->txq);
     m->txq.unreachable = udp_unreachable;
     m->txq.unreachable_arg = m;
 }
 
-static void udp_close(mca_btl_esp_nic_t *nic)
+void esp_wire_udp_close(mca_btl_esp_nic_t *nic)
 {
     for (int ch = 0; ch < 2; ch++) {
         /* ebtl_dgram_close destroys the fault layer too */
@@ -52,7 +53,7 @@ static void udp_close(mca_btl_esp_nic_t *nic)
     }
 }
 
-static int udp_open(mca_btl_esp_nic_t *nic, char *err, size_t errlen)
+int esp_wire_udp_open(mca_btl_esp_nic_t *nic, char *err, size_t errlen)
 {
     mca_btl_esp_component_t *c = &mca_btl_esp_component;
     nic->sock[0].fd = nic->sock[1].fd = -1;
@@ -79,37 +80,39 @@ static uint16_t local_port(const ebtl_dgram_sock_t *s)
     return ntohs(s->family == AF_INET ? s->local.u.in4.sin_port : s->local.u.in6.sin6_port);
 }
 
-static void udp_publish(const mca_btl_esp_nic_t *nic, ebtl_modex_addr_t *rec)
+void esp_wire_udp_publish(const mca_btl_esp_nic_t *nic, ebtl_modex_addr_t *rec)
 {
     rec->mtu = nic->sock[ESP_CH_DATA].mtu;
     rec->port = local_port(&nic->sock[ESP_CH_DATA]);
     rec->port2 = local_port(&nic->sock[ESP_CH_PRIO]);
 }
 
-static int udp_resolve(const mca_btl_esp_nic_t *nic, const ebtl_modex_addr_t *rec,
-                       esp_wire_dest_t to[2], size_t *max_payload)
+int esp_wire_udp_resolve(const mca_btl_esp_nic_t *nic, const ebtl_modex_addr_t *rec,
+                         bool same_host, esp_wire_dest_t to[2], size_t *max_payload)
 {
     (void) nic;
+    (void) same_host;
     if (rec->port == 0 || rec->port2 == 0) {
         return -1;
     }
     int family = rec->family == 4 ? AF_INET : AF_INET6;
     size_t ip_udp = family == AF_INET ? 28u : 48u;
-    ebtl_sockaddr_set(&to[ESP_CH_DATA].ip, family, rec->addr, rec->port);
-    ebtl_sockaddr_set(&to[ESP_CH_PRIO].ip, family, rec->addr, rec->port2);
+    to[ESP_CH_DATA].way = to[ESP_CH_PRIO].way = ESP_WAY_UDP;
+    ebtl_sockaddr_set(&to[ESP_CH_DATA].u.ip, family, rec->addr, rec->port);
+    ebtl_sockaddr_set(&to[ESP_CH_PRIO].u.ip, family, rec->addr, rec->port2);
     *max_payload = rec->mtu > ip_udp ? rec->mtu - ip_udp : 0;
     return 0;
 }
 
 static const char *udp_format(const esp_wire_dest_t *to, char *buf, size_t len)
 {
-    return ebtl_sockaddr_format(&to->ip, buf, len);
+    return ebtl_sockaddr_format(&to->u.ip, buf, len);
 }
 
-static void udp_queue(mca_btl_esp_module_t *m, mca_btl_esp_nic_t *nic, int ch,
-                      const esp_wire_dest_t *to, const struct iovec *iov, int iovcnt)
+void esp_wire_udp_queue(mca_btl_esp_module_t *m, mca_btl_esp_nic_t *nic, int ch,
+                        const esp_wire_dest_t *to, const struct iovec *iov, int iovcnt)
 {
-    (void) ebtl_dgram_txq_add(&m->txq, &nic->sock[ch], &to->ip, iov, iovcnt);
+    (void) ebtl_dgram_txq_add(&m->txq, &nic->sock[ch], &to->u.ip, iov, iovcnt);
 }
 
 static void udp_flush(mca_btl_esp_module_t *m)
@@ -117,18 +120,19 @@ static void udp_flush(mca_btl_esp_module_t *m)
     (void) ebtl_dgram_txq_flush(&m->txq);
 }
 
-static int udp_recv(mca_btl_esp_nic_t *nic, int ch, ebtl_dgram_msg_t *out, unsigned max,
+/* Receive queues: one per channel, numbered as the channels. */
+static int udp_recv(mca_btl_esp_nic_t *nic, unsigned q, ebtl_dgram_msg_t *out, unsigned max,
                     uint64_t now)
 {
-    return ebtl_dgram_recv(&nic->sock[ch], out, max, now);
+    return ebtl_dgram_recv(&nic->sock[q], out, max, now);
 }
 
-static bool udp_rx_buffered(const mca_btl_esp_nic_t *nic, int ch)
+static bool udp_rx_buffered(const mca_btl_esp_nic_t *nic, unsigned q)
 {
-    return ebtl_dgram_rx_buffered(&nic->sock[ch]);
+    return ebtl_dgram_rx_buffered(&nic->sock[q]);
 }
 
-static void udp_stats(const mca_btl_esp_nic_t *nic, ebtl_dgram_stats_t *w,
+void esp_wire_udp_stats(const mca_btl_esp_nic_t *nic, ebtl_dgram_stats_t *w,
                       ebtl_fault_stats_t *faults, bool *gso, bool *gro)
 {
     for (int ch = 0; ch < 2; ch++) {
@@ -150,15 +154,17 @@ static void udp_stats(const mca_btl_esp_nic_t *nic, ebtl_dgram_stats_t *w,
 
 const esp_wire_ops_t esp_wire_udp = {
     .name = "udp",
-    .init = udp_init,
-    .open = udp_open,
-    .close = udp_close,
-    .publish = udp_publish,
-    .resolve = udp_resolve,
+    .rx_queues = 2,
+    .rx_prio_mask = 1u << ESP_CH_PRIO,
+    .init = esp_wire_udp_init,
+    .open = esp_wire_udp_open,
+    .close = esp_wire_udp_close,
+    .publish = esp_wire_udp_publish,
+    .resolve = esp_wire_udp_resolve,
     .format = udp_format,
-    .queue = udp_queue,
+    .queue = esp_wire_udp_queue,
     .flush = udp_flush,
     .recv = udp_recv,
     .rx_buffered = udp_rx_buffered,
-    .stats = udp_stats,
+    .stats = esp_wire_udp_stats,
 };
