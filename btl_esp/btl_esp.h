@@ -34,7 +34,9 @@ typedef struct mca_btl_esp_nic {
     ebtl_if_t iface;
     size_t max_payload;                  /* largest datagram it sends whole */
     size_t rcvbuf;                       /* bytes the data channel queues */
-    ebtl_dgram_sock_t sock[2];           /* udp: a socket per channel (enum esp_channel) */
+    ebtl_dgram_sock_t sock[2];           /* udp (and eth's way off its link): a socket per
+                                            channel (enum esp_channel) */
+    void *link;                          /* eth, ofi: the wire's own state (its file's type) */
     bool active;                        /* a peer path uses it: polled every pass */
     unsigned last_rx[ESP_WIRE_MAX_RXQ]; /* pass of the last datagram, by receive queue */
 } mca_btl_esp_nic_t;
@@ -71,6 +73,8 @@ typedef struct mca_btl_esp_component {
     /* MCA parameters (btl_esp_component.c) */
     char *wire_name;
     enum mca_btl_esp_wire wire;
+    char *ofi_provider;          /* ofi: libfabric provider, "" the best one */
+    int eth_type;                /* eth: the ethertype of esp frames */
     int window;
     int ack_delay_us, ack_every;
     int rto_min_us, rto_max_us, rto_init_us;

@@ -56,10 +56,22 @@ static bool esp_params_valid(void)
         return false;
     }
     c->wire = (enum mca_btl_esp_wire) wire;
-    if (c->wire != ESP_WIRE_UDP) {
+#ifndef EBTL_HAVE_LIBFABRIC
+    if (c->wire == ESP_WIRE_OFI) {
+        snprintf(err, sizeof(err), "btl_esp_wire=ofi: this build of esp has no libfabric "
+                 "(configure found none: install libfabric-dev and rebuild); use "
+                 "btl_esp_wire=udp");
+        ebtl_help_bad_param(err);
+        return false;
+    }
+#endif
+    if (c->wire == ESP_WIRE_ETH) {
         snprintf(err, sizeof(err), "btl_esp_wire=%s is not built in this version; use "
                  "btl_esp_wire=udp", c->wire_name);
         ebtl_help_bad_param(err);
+        return false;
+    }
+    if (!range_param("btl_esp_eth_type", c->eth_type, 0x0600, 0xffff)) {
         return false;
     }
     if (!range_param("btl_esp_window", c->window, 16, 65536)
@@ -133,8 +145,16 @@ static int esp_component_register(void)
 
     const ebtl_mca_param_t params[] = {
         EBTL_PARAM_STR("wire", OPAL_INFO_LVL_4, &c->wire_name, "udp",
-            "Datagram service under the protocol: udp (UDP sockets, unprivileged). ofi "
-            "(libfabric FI_EP_DGRAM) and eth (raw Ethernet) are planned, not built yet"),
+            "Datagram service under the protocol: udp (UDP sockets, unprivileged, everywhere); "
+            "ofi (a libfabric FI_EP_DGRAM endpoint per address, for fabrics whose datagram "
+            "service is libfabric's; btl_esp_ofi_provider); eth (esp frames straight on "
+            "Ethernet, to peers on the same link; needs CAP_NET_RAW; peers elsewhere by udp)"),
+        EBTL_PARAM_STR("ofi_provider", OPAL_INFO_LVL_5, &c->ofi_provider, "",
+            "btl_esp_wire=ofi: the libfabric provider (as fi_info -t FI_EP_DGRAM lists them, "
+            "e.g. udp, efa); empty: the first that offers FI_EP_DGRAM on the address"),
+        EBTL_PARAM_INT("eth_type", OPAL_INFO_LVL_5, &c->eth_type, 0x88b5,
+            "btl_esp_wire=eth: the ethertype of esp's frames (0x0600..0xffff; default 0x88b5, "
+            "IEEE's local experimental one)"),
         EBTL_PARAM_INT("window", OPAL_INFO_LVL_5, &c->window, (int) d.window,
             "Most segments in flight to one peer (a power of 2, 16..65536); memory grows with "
             "traffic, not with this"),

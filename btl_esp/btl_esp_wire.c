@@ -24,7 +24,11 @@
 int esp_wire_open(mca_btl_esp_module_t *m)
 {
     mca_btl_esp_component_t *c = &mca_btl_esp_component;
+#ifdef EBTL_HAVE_LIBFABRIC
+    m->wire = c->wire == ESP_WIRE_OFI ? &esp_wire_ofi : &esp_wire_udp;
+#else
     m->wire = &esp_wire_udp;
+#endif
     m->nics = calloc(c->base.ifaces.count, sizeof(*m->nics));
     if (m->nics == NULL) {
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -93,6 +97,45 @@ void esp_wire_transmit(void *ctx, uint32_t peer, unsigned path, enum esp_channel
      * they belong to segments not yet acknowledged (a retransmission acked
      * in the same pass would be a duplicate the receiver drops by number). */
     m->wire->queue(m, &m->nics[ep->path[path].nic], ch, &ep->path[path].to[ch], iov, iovcnt);
+}
+
+int esp_wire_recv_filtered(ebtl_fault_t *f, esp_wire_rx_t *rx, ebtl_dgram_msg_t *out,
+                           unsigned max, uint64_t now, esp_wire_read_fn read, void *src)
+{
+    if (max > EBTL_DGRAM_RX_BATCH) {
+        max = EBTL_DGRAM_RX_BATCH;
+    }
+    if (f == NULL) {
+        return read(src, out, max);
+    }
+    if (rx->at == rx->n) {
+        /* the source's buffers stay valid until its next read, which waits
+         * until everything the filter returned has been handed on */
+        int n = read(src, out, max);
+        if (n < 0) {
+            return n;
+        }
+        for (int i = 0; i < n; i++) {
+            rx->pkt[i].buf = out[i].buf;
+            rx->pkt[i].len = out[i].len;
+            memset(rx->pkt[i].from, 0, sizeof(rx->pkt[i].from));
+        }
+        rx->n = ebtl_fault_filter(f, rx->pkt, (unsigned) n,
+                                  sizeof(rx->pkt) / sizeof(rx->pkt[0]), now);
+        rx->at = 0;
+    }
+    unsigned k = 0;
+    for (; k < max && rx->at < rx->n; k++, rx->at++) {
+        out[k].buf = rx->pkt[rx->at].buf;
+        out[k].len = rx->pkt[rx->at].len;
+        memset(&out[k].from, 0, sizeof(out[k].from));
+    }
+    return (int) k;
+}
+
+bool esp_wire_rx_pending(const esp_wire_rx_t *rx)
+{
+    return rx->at < rx->n;
 }
 
 /* Every read is a system call, and the latency of a small message is a few

@@ -79,6 +79,24 @@ typedef struct esp_wire_ops {
                   ebtl_fault_stats_t *faults, bool *gso, bool *gro);
 } esp_wire_ops_t;
 
+/* btl_esp_wire.c: receiving through the test-only fault layer, for wires
+ * whose datagrams do not come from common/ebtl_dgram (which has its own).
+ * read: up to max datagrams from src, each valid until the next read. */
+typedef int (*esp_wire_read_fn)(void *src, ebtl_dgram_msg_t *out, unsigned max);
+typedef struct esp_wire_rx {
+    ebtl_fault_pkt_t pkt[EBTL_DGRAM_RX_BATCH + 8];   /* the filter's output */
+    unsigned n, at;                                 /* of which at.. wait to be returned */
+} esp_wire_rx_t;
+/* Without a fault layer (f NULL): read(src, out, max). With one: what the
+ * last filter pass left, else a read put through the filter. */
+int esp_wire_recv_filtered(ebtl_fault_t *f, esp_wire_rx_t *rx, ebtl_dgram_msg_t *out,
+                           unsigned max, uint64_t now, esp_wire_read_fn read, void *src);
+/* The filter's output waits to be returned. */
+bool esp_wire_rx_pending(const esp_wire_rx_t *rx);
+
+/* btl_esp_wire_ofi.c (with libfabric) */
+extern const esp_wire_ops_t esp_wire_ofi;
+
 /* btl_esp_wire_udp.c; its parts are the eth wire's way to peers off the
  * link (routed, on this host) */
 extern const esp_wire_ops_t esp_wire_udp;
