@@ -195,13 +195,14 @@ static void reap_tx(ebtl_ofi_ep_t *e)
         if (n == -FI_EAVAIL) {
             struct fi_cq_err_entry ce;
             memset(&ce, 0, sizeof(ce));
-            if (fi_cq_readerr(e->txcq, &ce, 0) > 0) {
-                e->stats.tx_errors++;
-                if (ce.op_context != NULL) {
-                    ebtl_ofi_slot_t *s = (ebtl_ofi_slot_t *) ce.op_context;
-                    if (!s->is_rx && e->tx_nfree < e->tx_bufs) {
-                        e->tx_free[e->tx_nfree++] = s->index;
-                    }
+            if (fi_cq_readerr(e->txcq, &ce, 0) <= 0) {
+                return; /* nothing to read after all: try again next time */
+            }
+            e->stats.tx_errors++;
+            if (ce.op_context != NULL) {
+                ebtl_ofi_slot_t *s = (ebtl_ofi_slot_t *) ce.op_context;
+                if (!s->is_rx && e->tx_nfree < e->tx_bufs) {
+                    e->tx_free[e->tx_nfree++] = s->index;
                 }
             }
             continue;
@@ -417,7 +418,7 @@ int ebtl_ofi_open(ebtl_ofi_ep_t **out, const char *provider, const ebtl_if_t *if
         memset(&aa, 0, sizeof(aa));
         aa.type = fi->domain_attr->av_type != FI_AV_UNSPEC ? fi->domain_attr->av_type
                                                            : FI_AV_TABLE;
-        aa.count = 64;
+        aa.count = 1024; /* peers expected (providers with a fixed table) */
         step = "fi_av_open";
         rc = fi_av_open(e->domain, &aa, &e->av, NULL);
         if (rc == -FI_ENOSYS || rc == -FI_EINVAL) {
@@ -685,14 +686,15 @@ int ebtl_ofi_recv(ebtl_ofi_ep_t *e, ebtl_ofi_msg_t *out, unsigned max)
         if (r == -FI_EAVAIL) {
             struct fi_cq_err_entry ce;
             memset(&ce, 0, sizeof(ce));
-            if (fi_cq_readerr(e->rxcq, &ce, 0) > 0) {
-                e->stats.rx_errors++;
-                if (ce.err == FI_ETRUNC) {
-                    e->stats.rx_truncated++;
-                }
-                if (ce.op_context != NULL) {
-                    lend(e, (ebtl_ofi_slot_t *) ce.op_context);
-                }
+            if (fi_cq_readerr(e->rxcq, &ce, 0) <= 0) {
+                break; /* nothing to read after all: try again next call */
+            }
+            e->stats.rx_errors++;
+            if (ce.err == FI_ETRUNC) {
+                e->stats.rx_truncated++;
+            }
+            if (ce.op_context != NULL) {
+                lend(e, (ebtl_ofi_slot_t *) ce.op_context);
             }
             continue;
         }
