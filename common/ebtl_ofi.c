@@ -63,7 +63,10 @@ struct ebtl_ofi_ep {
     bool cq_data;            /* CQs are FI_CQ_FORMAT_DATA (else MSG) */
     bool is_udp;             /* provider "udp": payload bound by the MTU */
     size_t prefix;           /* msg_prefix_size when FI_MSG_PREFIX, else 0 */
-    size_t buf_payload;      /* payload bytes of each slot */
+    size_t buf_payload;      /* payload bytes a datagram may have; each slot
+                              * holds one more, which only a datagram the
+                              * provider truncated fills (udp reports no
+                              * FI_ETRUNC: it delivers the cut datagram) */
     size_t stride;           /* bytes of each slot */
     size_t max_payload;
     size_t inject_max;       /* payload bytes fi_inject takes (0: none) */
@@ -179,7 +182,7 @@ static const char *iface_str(const ebtl_if_t *iface, char *buf, size_t len)
 static int post_rx(ebtl_ofi_ep_t *e, unsigned i)
 {
     ebtl_ofi_slot_t *s = &e->slots[i];
-    ssize_t rc = fi_recv(e->ep, s->buf, e->prefix + e->buf_payload, e->desc, FI_ADDR_UNSPEC,
+    ssize_t rc = fi_recv(e->ep, s->buf, e->prefix + e->buf_payload + 1, e->desc, FI_ADDR_UNSPEC,
                          &s->ctx);
     return (int) rc;
 }
@@ -370,7 +373,7 @@ int ebtl_ofi_open(ebtl_ofi_ep_t **out, const char *provider, const ebtl_if_t *if
     at->rx_depth = e->rx_depth;
     at->tx_bufs = e->tx_bufs;
 
-    e->stride = (e->prefix + e->buf_payload + SLOT_ALIGN - 1) & ~(size_t) (SLOT_ALIGN - 1);
+    e->stride = (e->prefix + e->buf_payload + 1 + SLOT_ALIGN - 1) & ~(size_t) (SLOT_ALIGN - 1);
     size_t nslots = (size_t) e->rx_depth + e->tx_bufs;
     e->mem_len = e->stride * (nslots + 1); /* + the inject slot */
     if (posix_memalign((void **) &e->mem, 4096, e->mem_len) != 0) {
@@ -718,7 +721,8 @@ int ebtl_ofi_recv(ebtl_ofi_ep_t *e, ebtl_ofi_msg_t *out, unsigned max)
             }
             len -= e->prefix;
             if (len > e->buf_payload) {
-                len = e->buf_payload;
+                e->stats.rx_truncated++; /* longer than any datagram may be: cut */
+                continue;
             }
             out[n].buf = s->buf + e->prefix;
             out[n].len = len;

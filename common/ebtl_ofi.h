@@ -46,7 +46,9 @@ typedef struct ebtl_ofi_stats {
     uint64_t tx_errors;              /* sends the provider refused, or completed in error */
     uint64_t rx_datagrams, rx_bytes;
     uint64_t rx_errors;              /* receive completions in error (fi_cq_readerr) */
-    uint64_t rx_truncated;           /* of which longer than the buffer (FI_ETRUNC) */
+    uint64_t rx_truncated;           /* longer than the buffer: dropped (counted in
+                                      * rx_errors too when the provider says
+                                      * FI_ETRUNC; udp does not: it delivers them cut) */
     uint64_t rx_runt;                /* shorter than the message prefix: dropped */
     uint64_t rx_nosrc;               /* delivered without a source address */
     uint64_t rx_repost_eagain;       /* buffers the provider would not take back at once */
