@@ -145,8 +145,8 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
         EBTL_SHOW_HELP("modex-send-failed", "esp", rc, "esp", ebtl_help_host());
         return rc;
     }
-    EBTL_VERBOSE(1, "btl esp: %zu address(es), window %d, checksum %s, receive budget %zu bytes",
-                m->num_nics, c->window,
+    EBTL_VERBOSE(1, "btl esp: %zu address(es) on the %s wire, window %d, checksum %s, receive "
+                "budget %zu bytes", m->num_nics, m->wire->name, c->window,
                 c->checksum != 0 ? "on" : "heads only",
                 cfg.rcv_budget);
     return OPAL_SUCCESS;

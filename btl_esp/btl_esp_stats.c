@@ -263,9 +263,9 @@ void esp_stats_report(mca_btl_esp_module_t *m)
     if (getrusage(RUSAGE_SELF, &ru) != 0) {
         memset(&ru, 0, sizeof(ru));
     }
-    opal_output(0, "btl esp stats rank %u: tx_datagrams=%llu tx_gso=%llu tx_gso_refused=%llu "
+    opal_output(0, "btl esp stats rank %u: wire=%s tx_datagrams=%llu tx_gso=%llu tx_gso_refused=%llu "
                 "tx_errors=%llu rx_datagrams=%llu rx_gro=%llu rx_truncated=%llu gso=%s gro=%s "
-                "cpu_user_s=%.3f cpu_sys_s=%.3f", rank,
+                "cpu_user_s=%.3f cpu_sys_s=%.3f", rank, m->wire->name,
                 (unsigned long long) w.tx_datagrams, (unsigned long long) w.tx_gso,
                 (unsigned long long) w.tx_gso_refused, (unsigned long long) w.tx_errors,
                 (unsigned long long) w.rx_datagrams, (unsigned long long) w.rx_gro,

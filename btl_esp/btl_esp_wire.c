@@ -8,6 +8,7 @@
  * callback (datagrams queued during a pass, flushed at its end) and
  * receiving. The wires themselves are btl_esp_wire_*.c.
  */
+#include "ebtl_config.h"
 #include "btl_esp.h"
 #include "btl_esp_endpoint.h"
 
