@@ -65,12 +65,6 @@ static bool esp_params_valid(void)
         return false;
     }
 #endif
-    if (c->wire == ESP_WIRE_ETH) {
-        snprintf(err, sizeof(err), "btl_esp_wire=%s is not built in this version; use "
-                 "btl_esp_wire=udp", c->wire_name);
-        ebtl_help_bad_param(err);
-        return false;
-    }
     if (!range_param("btl_esp_eth_type", c->eth_type, 0x0600, 0xffff)) {
         return false;
     }

@@ -272,6 +272,7 @@ void esp_stats_report(mca_btl_esp_module_t *m)
                 (unsigned long long) w.rx_truncated, gso ? "on" : "off", gro ? "on" : "off",
                 ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
                 ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+    esp_wire_eth_report(m, rank);
     char fline[256];
     opal_output(0, "btl esp stats rank %u: %s", rank,
                 ebtl_fault_stats_format(&faults, fline, sizeof(fline)));

@@ -25,10 +25,11 @@
 int esp_wire_open(mca_btl_esp_module_t *m)
 {
     mca_btl_esp_component_t *c = &mca_btl_esp_component;
+    m->wire = c->wire == ESP_WIRE_ETH ? &esp_wire_eth : &esp_wire_udp;
 #ifdef EBTL_HAVE_LIBFABRIC
-    m->wire = c->wire == ESP_WIRE_OFI ? &esp_wire_ofi : &esp_wire_udp;
-#else
-    m->wire = &esp_wire_udp;
+    if (c->wire == ESP_WIRE_OFI) {
+        m->wire = &esp_wire_ofi;
+    }
 #endif
     m->nics = calloc(c->base.ifaces.count, sizeof(*m->nics));
     if (m->nics == NULL) {

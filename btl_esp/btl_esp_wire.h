@@ -94,6 +94,11 @@ int esp_wire_recv_filtered(ebtl_fault_t *f, esp_wire_rx_t *rx, ebtl_dgram_msg_t 
 /* The filter's output waits to be returned. */
 bool esp_wire_rx_pending(const esp_wire_rx_t *rx);
 
+/* btl_esp_wire_eth.c; the report prints its raw sockets' counters
+ * (btl_esp_verbose), nothing on another wire */
+extern const esp_wire_ops_t esp_wire_eth;
+void esp_wire_eth_report(const struct mca_btl_esp_module *m, unsigned rank);
+
 /* btl_esp_wire_ofi.c (with libfabric) */
 extern const esp_wire_ops_t esp_wire_ofi;
 

@@ -150,6 +150,28 @@ bool esp_hdr_payload_copy(void *dst, const esp_parsed_t *d)
            == d->payload_crc;
 }
 
+/* Bytes between the header and the payload (or CRC extension) by type. */
+static size_t body_len(uint8_t type)
+{
+    switch (type) {
+    case ESP_T_HELLO:
+    case ESP_T_HELLO_ACK: return HELLO_LEN;
+    case ESP_T_CHUNK:
+    case ESP_T_PUT: return ESP_EXT_LEN;
+    default: return 0;
+    }
+}
+
+size_t esp_hdr_declared_len(const void *buf, size_t len)
+{
+    const uint8_t *b = buf;
+    if (len < ESP_HDR_LEN) {
+        return 0;
+    }
+    size_t crcx = (b[2] & ESP_F_CRC) ? ESP_CRC_EXT_LEN : 0;
+    return ESP_HDR_LEN + body_len(b[1]) + crcx + get16(b + 30);
+}
+
 enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *out)
 {
     const uint8_t *b = buf;
@@ -174,14 +196,7 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
     if (h->type < ESP_T_HELLO || h->type > ESP_T_MAX || (h->flags & ~ESP_F_KNOWN) != 0) {
         return ESP_PARSE_MALFORMED;
     }
-    size_t body;
-    switch (h->type) {
-    case ESP_T_HELLO:
-    case ESP_T_HELLO_ACK: body = HELLO_LEN; break;
-    case ESP_T_CHUNK:
-    case ESP_T_PUT: body = ESP_EXT_LEN; break;
-    default: body = 0; break;
-    }
+    size_t body = body_len(h->type);
     /* the payload CRC only where the head CRC leaves payload bytes out */
     size_t crcx = 0;
     if (h->flags & ESP_F_CRC) {

@@ -148,6 +148,12 @@ enum esp_parse_result {
  */
 enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *out);
 
+/* The datagram size the header at buf (len bytes available) declares:
+ * header, extension or body by type, CRC extension, payload; 0 when len
+ * is too short to tell. Unchecked: esp_hdr_parse still decides. For a wire
+ * that pads short datagrams (Ethernet's 60-byte frames). */
+size_t esp_hdr_declared_len(const void *buf, size_t len);
+
 /* True when the crc field matches the head of a parsed datagram (buf is
  * the datagram esp_hdr_parse accepted as d). */
 bool esp_hdr_head_ok(const void *buf, const esp_parsed_t *d);
