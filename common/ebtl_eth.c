@@ -398,8 +398,7 @@ int ebtl_eth_queue(ebtl_eth_sock_t *s, const uint8_t dst_mac[6], const struct io
 
 enum rx_verdict { RX_OK, RX_FOREIGN, RX_OWN, RX_SHORT, RX_TRUNCATED };
 
-static enum rx_verdict rx_check(ebtl_eth_sock_t *s, const struct tpacket2_hdr *h, uint32_t st,
-                                const unsigned char **mac)
+static enum rx_verdict rx_check(ebtl_eth_sock_t *s, const struct tpacket2_hdr *h, uint32_t st)
 {
     const struct ebtl_eth_ring *r = s->ring;
     if (st & TP_STATUS_COPY) {
@@ -437,7 +436,6 @@ static enum rx_verdict rx_check(ebtl_eth_sock_t *s, const struct tpacket2_hdr *h
     if (memcmp(d + 6, s->mac, 6) == 0) {
         return RX_OWN;
     }
-    *mac = d;
     return RX_OK;
 }
 
@@ -467,10 +465,10 @@ int ebtl_eth_recv(ebtl_eth_sock_t *s, ebtl_eth_msg_t *out, unsigned max)
         }
         seen++;
         r->rx_next = (r->rx_next + 1) % s->rx_frames;
-        const unsigned char *d = NULL;
-        switch (rx_check(s, h, st, &d)) {
+        unsigned char *d = (unsigned char *) h + h->tp_mac;
+        switch (rx_check(s, h, st)) {
         case RX_OK:
-            out[n].buf = (void *) (d + EBTL_ETH_HLEN);
+            out[n].buf = d + EBTL_ETH_HLEN;
             out[n].len = h->tp_snaplen - EBTL_ETH_HLEN;
             memcpy(out[n].from, d + 6, 6);
             s->stats.rx_frames++;
