@@ -21,6 +21,11 @@
 #include "ebtl_params.h"
 
 static const char *const esp_wire_names[] = {"udp", "ofi", "eth", NULL};
+#ifdef EBTL_HAVE_LIBFABRIC
+#define ESP_WIRES_BUILT "udp, eth, ofi"
+#else
+#define ESP_WIRES_BUILT "udp, eth (no ofi: configure found no libfabric)"
+#endif
 
 static bool size_param(const char *name, const char *text, uint64_t min, uint64_t max,
                        size_t *out)
@@ -142,7 +147,8 @@ static int esp_component_register(void)
             "Datagram service under the protocol: udp (UDP sockets, unprivileged, everywhere); "
             "ofi (a libfabric FI_EP_DGRAM endpoint per address, for fabrics whose datagram "
             "service is libfabric's; btl_esp_ofi_provider); eth (esp frames straight on "
-            "Ethernet, to peers on the same link; needs CAP_NET_RAW; peers elsewhere by udp)"),
+            "Ethernet, to peers on the same link; needs CAP_NET_RAW; peers elsewhere by udp). "
+            "Wires in this build: " ESP_WIRES_BUILT),
         EBTL_PARAM_STR("ofi_provider", OPAL_INFO_LVL_5, &c->ofi_provider, "",
             "btl_esp_wire=ofi: the libfabric provider (as fi_info -t FI_EP_DGRAM lists them, "
             "e.g. udp, efa); empty: the first that offers FI_EP_DGRAM on the address"),
