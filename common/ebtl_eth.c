@@ -358,10 +358,10 @@ int ebtl_eth_queue(ebtl_eth_sock_t *s, const uint8_t dst_mac[6], const struct io
         if (iov[i].iov_len > 0 && iov[i].iov_base == NULL) {
             return -EINVAL;
         }
-        len += iov[i].iov_len;
-        if (len > s->max_payload) {
+        if (iov[i].iov_len > s->max_payload - len) {
             return -EMSGSIZE;
         }
+        len += iov[i].iov_len;
     }
     if (len == 0) {
         return -EINVAL;

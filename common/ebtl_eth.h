@@ -64,7 +64,10 @@ typedef struct ebtl_eth_stats {
 } ebtl_eth_stats_t;
 
 typedef struct ebtl_eth_sock {
-    int fd;                        /* non-blocking; POLLIN when the RX ring has frames */
+    int fd;                        /* non-blocking; POLLIN when the RX ring has frames;
+                                    * after the interface went down, also POLLERR
+                                    * (ENETDOWN) until the next flush or a read of
+                                    * SO_ERROR */
     unsigned ifindex;
     char ifname[IF_NAMESIZE];
     uint16_t ethertype;            /* host order */
@@ -81,10 +84,13 @@ typedef struct ebtl_eth_sock {
 
 /* Open a raw Ethernet socket for ethertype (host order) bound to iface
  * (its ifindex; its name for messages), with an RX ring and a TX ring of
- * about ring_bytes each (0: EBTL_ETH_RING_DEFAULT), frames sized for the
- * interface's current MTU. Returns 0, or -1 with one message in err naming
- * the interface and the system error; without CAP_NET_RAW the message says
- * how to get it or to use the UDP wire. */
+ * about ring_bytes each (0: EBTL_ETH_RING_DEFAULT; at least two 64 KiB
+ * blocks), frames sized for the interface's current MTU. A later lower MTU
+ * makes the kernel drop longer frames silently (PACKET_LOSS), a higher one
+ * makes longer frames arrive truncated: reopen on an MTU change. Returns 0,
+ * or -1 with one message in err naming the interface and the system error;
+ * without CAP_NET_RAW the message says how to get it or to use the UDP
+ * wire. */
 int ebtl_eth_open(ebtl_eth_sock_t *s, const ebtl_if_t *iface, uint16_t ethertype,
                   size_t ring_bytes, char *err, size_t errlen);
 void ebtl_eth_close(ebtl_eth_sock_t *s);

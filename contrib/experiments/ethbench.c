@@ -6,7 +6,7 @@
  * ethbench: one-way streaming throughput of three datagram wires on one
  * interface (issue 19, part A). Not part of the build:
  *
- *   cc -O2 -o /tmp/ethbench contrib/experiments/ethbench.c
+ *   cc -O2 -Icommon -o /tmp/ethbench contrib/experiments/ethbench.c common/ebtl_eth.c
  *   contrib/experiments/ethbench.sh          (makes the veth pair, runs all)
  *
  *   ethbench rx MODE IF PAYLOAD SECS
@@ -21,6 +21,10 @@
  *              per batch, PACKET_RX_RING TPACKET_V3, qdisc bypass
  *       ring2  as ring, but the RX ring is TPACKET_V2 (per-frame status)
  *       ring2b as ring2, the receiver polls the ring busily (no poll())
+ *       lib    common/ebtl_eth (TX ring, V2 RX ring polled busily), 64
+ *              frames a flush
+ *   ethbench ping|pong 2|3|lib IF N PEERMAC    ping-pong latency
+ *   ethbench ping|pong udp IF N PEERIP
  * PAYLOAD is the bytes of one datagram / frame payload (header included).
  * Each side prints one line "key=value ..." the script parses.
  */
@@ -43,6 +47,8 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "ebtl_eth.h"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
@@ -488,6 +494,128 @@ static int run_lat(int ping, int ver, const char *ifn, int n, const char *peer)
     return 0;
 }
 
+/* ------------------------------------- the same through common/ebtl_eth
+ * MODE lib (rx/tx), and ping|pong with V = lib. */
+static ebtl_eth_sock_t *lib_open(const char *ifn)
+{
+    static ebtl_eth_sock_t s;
+    ebtl_if_t ifa;
+    memset(&ifa, 0, sizeof(ifa));
+    snprintf(ifa.name, sizeof(ifa.name), "%s", ifn);
+    ifa.ifindex = (unsigned)ifindex_of(ifn);
+    char err[256];
+    if (ebtl_eth_open(&s, &ifa, ETYPE, 0, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s\n", err);
+        exit(1);
+    }
+    return &s;
+}
+
+static void parse_mac(const char *p, uint8_t m[6])
+{
+    sscanf(p, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]);
+}
+
+static int lib_tx(const char *ifn, unsigned pay, double secs, const char *peer)
+{
+    static unsigned char payload[65536], hdr[HDR];
+    ebtl_eth_sock_t *s = lib_open(ifn);
+    uint8_t dst[6];
+    parse_mac(peer, dst);
+    unsigned long frames = 0, errs = 0;
+    struct iovec iov[2] = {{hdr, HDR}, {payload, pay - HDR}};
+    double t0 = now(), c0 = cpu();
+    while (now() - t0 < secs) {
+        for (unsigned i = 0; i < BATCH; i++, frames++) {
+            memcpy(hdr, &frames, 8);
+            if (ebtl_eth_queue(s, dst, iov, 2) != 0) errs++;
+        }
+        errs += (unsigned)ebtl_eth_flush(s);
+    }
+    while (ebtl_eth_tx_pending(s) > 0) ebtl_eth_flush(s);
+    double dt = now() - t0, dc = cpu() - c0;
+    printf("role=tx mode=lib frames=%llu bytes=%llu secs=%.3f cpu=%.1f errs=%lu calls=%llu\n",
+           (unsigned long long)s->stats.tx_frames, (unsigned long long)s->stats.tx_bytes, dt,
+           100 * dc / dt, errs, (unsigned long long)s->stats.tx_flushes);
+    return 0;
+}
+
+static int lib_rx(const char *ifn, unsigned pay, double secs)
+{
+    ebtl_eth_sock_t *s = lib_open(ifn);
+    double start = now(), idle = 1.0;
+    printf("ready\n");
+    while (!DONE()) {
+        ebtl_eth_msg_t m[64];
+        int n = ebtl_eth_recv(s, m, 64);
+        for (int i = 0; i < n; i++) got(m[i].len, pay);
+        if (n > 0) tlast = now();
+    }
+    ebtl_eth_kernel_stats(s);
+    double dt = tlast - tfirst, dc = cpu() - cfirst;
+    if (dt <= 0) dt = 1e-9;
+    printf("role=rx mode=lib frames=%lu bytes=%lu secs=%.3f cpu=%.1f badlen=%lu kpk=%llu kdrops=%llu\n",
+           rframes, rbytes, dt, 100 * dc / dt, rbad, (unsigned long long)s->stats.rx_kernel_packets,
+           (unsigned long long)s->stats.rx_kernel_drops);
+    return 0;
+}
+
+static int lib_lat(int ping, const char *ifn, int n, const char *peer)
+{
+    ebtl_eth_sock_t *s = lib_open(ifn);
+    uint8_t dst[6];
+    parse_mac(peer, dst);
+    unsigned char f[46] = {0};
+    struct iovec iov = {f, sizeof(f)};
+    double *rtt = calloc((size_t)n, sizeof(double));
+    printf("ready\n");
+    for (int i = 0; i < n; i++) {
+        double t = now();
+        if (ping) { ebtl_eth_queue(s, dst, &iov, 1); ebtl_eth_flush(s); }
+        ebtl_eth_msg_t m[4];
+        while (ebtl_eth_recv(s, m, 4) == 0)
+            if (now() - t > 2) { printf("timeout at %d\n", i); return 1; }
+        if (!ping) { ebtl_eth_queue(s, dst, &iov, 1); ebtl_eth_flush(s); }
+        rtt[i] = now() - t;
+    }
+    if (ping) {
+        int cmp(const void *a, const void *b2) { double x = *(const double *)a, y = *(const double *)b2; return x < y ? -1 : x > y; }
+        qsort(rtt, (size_t)n, sizeof(double), cmp);
+        printf("role=ping v=lib n=%d rtt_us_median=%.1f p10=%.1f p90=%.1f\n", n, rtt[n / 2] * 1e6,
+               rtt[n / 10] * 1e6, rtt[n * 9 / 10] * 1e6);
+    }
+    return 0;
+}
+
+/* UDP ping-pong for comparison: 46-byte datagrams, recv polled busily
+ * (MSG_DONTWAIT), as the esp progress loop reads its UDP socket. */
+static int udp_lat(int ping, int n, const char *peer)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(PORT)};
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) die("bind");
+    inet_pton(AF_INET, peer, &a.sin_addr);
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) die("connect");
+    unsigned char f[46] = {0};
+    double *rtt = calloc((size_t)n, sizeof(double));
+    printf("ready\n");
+    for (int i = 0; i < n; i++) {
+        double t = now();
+        if (ping && send(fd, f, sizeof(f), 0) < 0) die("send");
+        while (recv(fd, f, sizeof(f), MSG_DONTWAIT) < 0)
+            if (now() - t > 2) { printf("timeout at %d\n", i); return 1; }
+        if (!ping && send(fd, f, sizeof(f), 0) < 0) die("send");
+        rtt[i] = now() - t;
+    }
+    if (ping) {
+        int cmp(const void *x1, const void *b2) { double x = *(const double *)x1, y = *(const double *)b2; return x < y ? -1 : x > y; }
+        qsort(rtt, (size_t)n, sizeof(double), cmp);
+        printf("role=ping v=udp n=%d rtt_us_median=%.1f p10=%.1f p90=%.1f\n", n, rtt[n / 2] * 1e6,
+               rtt[n / 10] * 1e6, rtt[n * 9 / 10] * 1e6);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 6) {
@@ -495,6 +623,15 @@ int main(int argc, char **argv)
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if ((strcmp(argv[1], "ping") == 0 || strcmp(argv[1], "pong") == 0) &&
+        strcmp(argv[2], "udp") == 0)
+        return udp_lat(argv[1][1] == 'i', atoi(argv[4]), argv[5]);
+    if ((strcmp(argv[1], "ping") == 0 || strcmp(argv[1], "pong") == 0) &&
+        strcmp(argv[2], "lib") == 0)
+        return lib_lat(argv[1][1] == 'i', argv[3], atoi(argv[4]), argv[5]);
+    if (strcmp(argv[2], "lib") == 0)
+        return strcmp(argv[1], "rx") == 0 ? lib_rx(argv[3], (unsigned)atoi(argv[4]), atof(argv[5]))
+                                          : lib_tx(argv[3], (unsigned)atoi(argv[4]), atof(argv[5]), argv[6]);
     if (strcmp(argv[1], "ping") == 0 || strcmp(argv[1], "pong") == 0)
         return run_lat(argv[1][1] == 'i', atoi(argv[2]) == 3 ? TPACKET_V3 : TPACKET_V2, argv[3], atoi(argv[4]), argv[5]);
     unsigned pay = (unsigned)atoi(argv[4]);

@@ -6,11 +6,13 @@
 # makes is named ethx-* and removed on every exit.
 #
 #   contrib/experiments/ethbench.sh [REPEATS] [SECS] [MODES] [MTUS]
+# MODES: udp udp1 mmsg ring ring2 ring2b lib (streaming, see ethbench.c)
+# and lat2 lat3 latlib latudp (ping-pong of 60-byte frames / 46-byte datagrams).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 reps=${1:-3} secs=${2:-3} modes=${3:-"udp udp1 mmsg ring ring2"} mtus=${4:-"1500 9000"}
 bin=/tmp/ethx-bench
-cc -O2 -Wall -o "$bin" "$here/ethbench.c" || exit 1
+cc -O2 -Wall -I"$here/../../common" -o "$bin" "$here/ethbench.c" "$here/../../common/ebtl_eth.c" || exit 1
 cleanup() {
     ip netns del ethx-A 2>/dev/null
     ip netns del ethx-B 2>/dev/null
@@ -32,6 +34,18 @@ busy() { awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat; }
 for mtu in $mtus; do
     ip -n ethx-A link set ethx-va mtu "$mtu"; ip -n ethx-B link set ethx-vb mtu "$mtu"
     for mode in $modes; do
+        if [ "${mode#lat}" != "$mode" ]; then # ping-pong: lat2, lat3, latlib
+            v=${mode#lat}
+            pa=$(ip netns exec ethx-A cat /sys/class/net/ethx-va/address) pb=$macB
+            [ "$v" = udp ] && pa=10.77.19.1 pb=10.77.19.2
+            for r in $(seq "$reps"); do
+                ip netns exec ethx-B timeout 30 "$bin" pong "$v" ethx-vb 5000 "$pa" >/dev/null &
+                sleep 0.3
+                echo "mtu=$mtu rep=$r $(ip netns exec ethx-A timeout 30 "$bin" ping "$v" ethx-va 5000 "$pb" | grep role)"
+                wait
+            done
+            continue
+        fi
         if [ "${mode#udp}" != "$mode" ]; then pay=$((mtu - 28)) peer=10.77.19.2; else pay=$mtu peer=$macB; fi
         for r in $(seq "$reps"); do
             rm -f /tmp/ethx-rx.out
