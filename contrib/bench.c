@@ -28,7 +28,9 @@
  *
  * Output (rank 0, stdout, one line per size, flushed as soon as measured):
  *   RESULT <size_bytes> <latency_us> <bandwidth_MBps> <lat_iters> <bw_windows>
- * (-1 for a quantity not measured).  Lines starting with '#' are comments.
+ *          <cpu0_ms_per_MB> <cpu1_ms_per_MB>
+ * (-1 for a quantity not measured; the CPU columns: each rank's user + system
+ * time, all its threads, during the timed bandwidth windows, per MB moved).  Lines starting with '#' are comments.
  * At the end the received data are compared with the sender's pattern.
  *
  * Usage: bench [-s 1,4,16,...] [-w window] [-t seconds_per_measurement]
@@ -44,6 +46,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <errno.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +60,7 @@
 #define TAG_END 2
 #define TAG_BW 3
 #define TAG_BW_END 4
+#define TAG_CPU 6
 #define TAG_ACK 5
 
 int rank, nprocs;
@@ -72,6 +76,17 @@ void die(const char *msg)
  * once at least min are done and tmax seconds have passed (the clock is read
  * every 8 iterations, every one above 8 KiB).  Returns the iterations
  * done and sets *elapsed (rank 0).  Rank 1 echoes until TAG_END. */
+/* This process's user + system time, every thread, in seconds. */
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) {
+        return 0;
+    }
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec)
+           + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static long pingpong(char *sbuf, char *rbuf, size_t size, long min, long max, double tmax,
                      double *elapsed)
 {
@@ -336,6 +351,7 @@ int main(int argc, char **argv)
             lat_us = t * 1e6 / (2.0 * (double)lat_n);
         }
 
+        double cpu[2] = {-1, -1};
         if (do_bw && gap_secs > 0) {
             bw = failover_bandwidth(size, window, gap_secs, marks, nmarks, &bw_n);
         } else if (do_bw) {
@@ -343,12 +359,21 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
             windows(sbuf, rbuf, size, window, req, st, warm, warm, 0, NULL);
             MPI_Barrier(MPI_COMM_WORLD);
+            double c0 = cpu_seconds();
             bw_n = windows(sbuf, rbuf, size, window, req, st, 2, big ? 100 : 1000, target, &t);
+            double mine = (cpu_seconds() - c0) * 1e3 / ((double)size * window * bw_n / 1e6);
+            if (rank == 1) {
+                MPI_Send(&mine, 1, MPI_DOUBLE, 0, TAG_CPU, MPI_COMM_WORLD);
+            } else if (rank == 0) {
+                cpu[0] = mine;
+                MPI_Recv(&cpu[1], 1, MPI_DOUBLE, 1, TAG_CPU, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
             bw = (double)size * (double)window * (double)bw_n / t / 1e6;
         }
 
         if (rank == 0) {
-            printf("RESULT %zu %.4f %.4f %ld %ld\n", size, lat_us, bw, lat_n, bw_n);
+            printf("RESULT %zu %.4f %.4f %ld %ld %.4f %.4f\n", size, lat_us, bw, lat_n, bw_n,
+                   cpu[0], cpu[1]);
             fflush(stdout);
         }
     }
