@@ -148,7 +148,7 @@ static int esp_component_register(void)
             "ofi (a libfabric FI_EP_DGRAM endpoint per address, for fabrics whose datagram "
             "service is libfabric's; btl_esp_ofi_provider); eth (esp frames straight on "
             "Ethernet, to peers on the same link; needs CAP_NET_RAW; peers elsewhere by udp). "
-            "Wires in this build: " ESP_WIRES_BUILT),
+            "Wires in this build: " ESP_WIRES_BUILT "."),
         EBTL_PARAM_STR("ofi_provider", OPAL_INFO_LVL_5, &c->ofi_provider, "",
             "btl_esp_wire=ofi: the libfabric provider (as fi_info -t FI_EP_DGRAM lists them, "
             "e.g. udp, efa); empty: the first that offers FI_EP_DGRAM on the address"),
