@@ -396,47 +396,66 @@ int ebtl_eth_queue(ebtl_eth_sock_t *s, const uint8_t dst_mac[6], const struct io
 
 /* ------------------------------------------------------------------ RX */
 
-enum rx_verdict { RX_OK, RX_FOREIGN, RX_OWN, RX_SHORT, RX_TRUNCATED };
-
-static enum rx_verdict rx_check(ebtl_eth_sock_t *s, const struct tpacket2_hdr *h, uint32_t st)
+enum ebtl_eth_verdict ebtl_eth_frame_check(const void *slot, size_t slot_size, uint32_t status,
+                                           uint16_t ethertype, const uint8_t mac[6],
+                                           size_t *payload_off, size_t *payload_len)
 {
-    const struct ebtl_eth_ring *r = s->ring;
+    *payload_off = 0;
+    *payload_len = 0;
+    if (status & TP_STATUS_COPY) {
+        return EBTL_ETH_FRAME_TRUNCATED; /* the frame went to the socket's queue */
+    }
+    const size_t sll_off = TPACKET_ALIGN(sizeof(struct tpacket2_hdr));
+    if (slot == NULL || slot_size < sll_off + sizeof(struct sockaddr_ll)) {
+        return EBTL_ETH_FRAME_TRUNCATED; /* not a ring frame */
+    }
+    const struct tpacket2_hdr *h = slot;
+    /* each field read once: the checks and the result agree */
+    const size_t mac_off = h->tp_mac, snaplen = h->tp_snaplen, len = h->tp_len;
+    if (mac_off < sizeof(*h) || mac_off > slot_size || snaplen > slot_size - mac_off) {
+        return EBTL_ETH_FRAME_TRUNCATED; /* not a frame the kernel lays out: distrust it */
+    }
+    if (snaplen <= EBTL_ETH_HLEN || len <= EBTL_ETH_HLEN) {
+        return EBTL_ETH_FRAME_SHORT;
+    }
+    /* the kernel cuts snaplen below len, never the other way: a slot with
+     * more captured than received is not its own either */
+    if (snaplen != len) {
+        return EBTL_ETH_FRAME_TRUNCATED;
+    }
+    const struct sockaddr_ll *sll = (const void *) ((const unsigned char *) slot + sll_off);
+    if (sll->sll_pkttype == PACKET_OUTGOING) {
+        return EBTL_ETH_FRAME_OWN;
+    }
+    if (sll->sll_pkttype == PACKET_OTHERHOST) {
+        return EBTL_ETH_FRAME_FOREIGN;
+    }
+    if ((status & TP_STATUS_VLAN_VALID) && (h->tp_vlan_tci & 0x0fff) != 0) {
+        return EBTL_ETH_FRAME_FOREIGN;
+    }
+    const unsigned char *d = (const unsigned char *) slot + mac_off;
+    if (((unsigned) d[12] << 8 | d[13]) != ethertype) {
+        return EBTL_ETH_FRAME_FOREIGN;
+    }
+    if (d[6] & 1) { /* a multicast source address is never valid */
+        return EBTL_ETH_FRAME_FOREIGN;
+    }
+    if (memcmp(d + 6, mac, 6) == 0) {
+        return EBTL_ETH_FRAME_OWN;
+    }
+    *payload_off = mac_off + EBTL_ETH_HLEN;
+    *payload_len = snaplen - EBTL_ETH_HLEN;
+    return EBTL_ETH_FRAME_OK;
+}
+
+static enum ebtl_eth_verdict rx_check(ebtl_eth_sock_t *s, const struct tpacket2_hdr *h,
+                                      uint32_t st, size_t *off, size_t *len)
+{
     if (st & TP_STATUS_COPY) {
         /* The whole frame went to the socket's queue instead: discard it. */
         (void) recv(s->fd, s->ring->discard, sizeof(s->ring->discard), MSG_DONTWAIT | MSG_TRUNC);
-        return RX_TRUNCATED;
     }
-    if (h->tp_mac < sizeof(*h) || (size_t) h->tp_mac + h->tp_snaplen > r->rx_fsz) {
-        return RX_TRUNCATED; /* not a frame the kernel lays out: distrust it */
-    }
-    if (h->tp_snaplen <= EBTL_ETH_HLEN || h->tp_len <= EBTL_ETH_HLEN) {
-        return RX_SHORT;
-    }
-    if (h->tp_snaplen < h->tp_len) {
-        return RX_TRUNCATED;
-    }
-    const struct sockaddr_ll *sll =
-        (const void *) ((const unsigned char *) h + TPACKET_ALIGN(sizeof(*h)));
-    if (sll->sll_pkttype == PACKET_OUTGOING) {
-        return RX_OWN;
-    }
-    if (sll->sll_pkttype == PACKET_OTHERHOST) {
-        return RX_FOREIGN;
-    }
-    if ((st & TP_STATUS_VLAN_VALID) && (h->tp_vlan_tci & 0x0fff) != 0) {
-        return RX_FOREIGN;
-    }
-    const unsigned char *d = (const unsigned char *) h + h->tp_mac;
-    if (((unsigned) d[12] << 8 | d[13]) != s->ethertype) {
-        return RX_FOREIGN;
-    }
-    if (d[6] & 1) { /* a multicast source address is never valid */
-        return RX_FOREIGN;
-    }
-    if (memcmp(d + 6, s->mac, 6) == 0) {
-        return RX_OWN;
-    }
-    return RX_OK;
+    return ebtl_eth_frame_check(h, s->ring->rx_fsz, st, s->ethertype, s->mac, off, len);
 }
 
 /* Give the held frames back to the kernel. */
@@ -465,27 +484,27 @@ int ebtl_eth_recv(ebtl_eth_sock_t *s, ebtl_eth_msg_t *out, unsigned max)
         }
         seen++;
         r->rx_next = (r->rx_next + 1) % s->rx_frames;
-        unsigned char *d = (unsigned char *) h + h->tp_mac;
-        switch (rx_check(s, h, st)) {
-        case RX_OK:
-            out[n].buf = d + EBTL_ETH_HLEN;
-            out[n].len = h->tp_snaplen - EBTL_ETH_HLEN;
-            memcpy(out[n].from, d + 6, 6);
+        size_t off, len;
+        switch (rx_check(s, h, st, &off, &len)) {
+        case EBTL_ETH_FRAME_OK:
+            out[n].buf = (unsigned char *) h + off;
+            out[n].len = len;
+            memcpy(out[n].from, (unsigned char *) h + off - EBTL_ETH_HLEN + 6, 6);
             s->stats.rx_frames++;
             s->stats.rx_bytes += out[n].len;
             n++;
             r->rx_nheld++;
             continue;
-        case RX_FOREIGN:
+        case EBTL_ETH_FRAME_FOREIGN:
             s->stats.rx_dropped_foreign++;
             break;
-        case RX_OWN:
+        case EBTL_ETH_FRAME_OWN:
             s->stats.rx_dropped_own++;
             break;
-        case RX_SHORT:
+        case EBTL_ETH_FRAME_SHORT:
             s->stats.rx_short++;
             break;
-        case RX_TRUNCATED:
+        case EBTL_ETH_FRAME_TRUNCATED:
             s->stats.rx_truncated++;
             break;
         }

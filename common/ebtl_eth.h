@@ -120,6 +120,32 @@ typedef struct ebtl_eth_msg {
     uint8_t from[6];               /* source MAC */
 } ebtl_eth_msg_t;
 
+/* What ebtl_eth_frame_check makes of a received ring frame. */
+enum ebtl_eth_verdict {
+    EBTL_ETH_FRAME_OK,         /* returned: the payload is at *payload_off */
+    EBTL_ETH_FRAME_FOREIGN,    /* another ethertype, a VLAN, another host's frame,
+                                * a multicast source address (rx_dropped_foreign) */
+    EBTL_ETH_FRAME_OWN,        /* outgoing, or our source address (rx_dropped_own) */
+    EBTL_ETH_FRAME_SHORT,      /* no payload (rx_short) */
+    EBTL_ETH_FRAME_TRUNCATED   /* cut (TP_STATUS_COPY, snaplen < len), or a slot
+                                * the kernel would not lay out (rx_truncated) */
+};
+
+/* The pure part of the receive check, for tests and fuzzing: whether the
+ * TPACKET_V2 RX ring frame at slot (slot_size bytes: a struct tpacket2_hdr,
+ * the struct sockaddr_ll after it, the Ethernet frame at tp_mac; aligned as
+ * a ring frame is, TPACKET_ALIGNMENT) with status (its tp_status, read by the
+ * caller; the slot's own field is not read) is a frame of ethertype for the
+ * interface whose address is mac. Trusts nothing in the slot: on
+ * EBTL_ETH_FRAME_OK the payload (after the Ethernet header) is
+ * [*payload_off, *payload_off + *payload_len), non-empty and inside
+ * [0, slot_size), and the Ethernet header is the 14 bytes before it;
+ * otherwise both are 0. Does not discard a TP_STATUS_COPY frame from the
+ * socket's queue (ebtl_eth_recv does). */
+enum ebtl_eth_verdict ebtl_eth_frame_check(const void *slot, size_t slot_size, uint32_t status,
+                                           uint16_t ethertype, const uint8_t mac[6],
+                                           size_t *payload_off, size_t *payload_len);
+
 /* Receive up to max frames from the RX ring without blocking or a system
  * call. Returns the count (0 when nothing is waiting). */
 int ebtl_eth_recv(ebtl_eth_sock_t *s, ebtl_eth_msg_t *out, unsigned max);

@@ -8,14 +8,22 @@
  * valid modex records, and inputs in fuzz_esp's record format that drive
  * the engine through in-order and out-of-order FRAGs, a reassembled
  * CHUNKed fragment, PUTs, ACKs with SACK bits, a repeated HELLO, an
- * unknown peer's HELLO, timers and sends. Deterministic: the same bytes
- * every time.
+ * unknown peer's HELLO, timers and sends. With --wire, the seeds of
+ * fuzz_wire (test/fuzz/corpus-wire): RX ring slots holding a valid frame of
+ * the ethertype, VLAN-tagged ones (in the slot's tci, in the frame), one of
+ * another ethertype, a short one, our own address, outgoing, another host's,
+ * a multicast source, TP_STATUS_COPY, cut (snaplen < len), tp_mac and
+ * tp_snaplen out of the slot; esp datagrams short and padded to Ethernet's
+ * minimum. Deterministic: the same bytes every time.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <arpa/inet.h>
+#include <linux/if_packet.h>
+#include <sys/socket.h>
 
 #include "esp_hdr.h"
 #include "ebtl_modex.h"
@@ -202,10 +210,110 @@ static void record_seeds(void)
     out("rec-raw-fixed", rec, rl);
 }
 
+/* ------------------------------------------- fuzz_wire inputs */
+
+#define SLOT_SIZE 256u           /* a ring frame's bytes (a real one: 1584 at MTU 1500) */
+#define SLOT_MAC 66u             /* where the kernel puts the frame: TPACKET_ALIGN(52 + 16) - 14 */
+static const uint8_t our_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
+static const uint8_t peer_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
+
+/* selector 0, status, ethertype, MAC, then a slot holding an Ethernet frame
+ * of plen payload bytes (an esp FRAG's start) from src */
+static void eth_seed(const char *name, uint32_t status, uint16_t frame_type, const uint8_t *src,
+                     unsigned pkttype, uint16_t vlan_tci, size_t plen, uint32_t tp_mac,
+                     uint32_t snaplen_delta, uint32_t len_delta)
+{
+    uint8_t slot[SLOT_SIZE];
+    memset(slot, 0, sizeof(slot));
+    struct tpacket2_hdr h = {.tp_status = status, .tp_len = (uint32_t) (14 + plen) + len_delta,
+                             .tp_snaplen = (uint32_t) (14 + plen) + snaplen_delta,
+                             .tp_mac = (uint16_t) tp_mac, .tp_net = (uint16_t) (tp_mac + 14),
+                             .tp_vlan_tci = vlan_tci};
+    memcpy(slot, &h, sizeof(h));
+    struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(0x88b5),
+                              .sll_ifindex = 2, .sll_hatype = 1, .sll_pkttype = (uint8_t) pkttype,
+                              .sll_halen = 6};
+    memcpy(sll.sll_addr, src, 6);
+    memcpy(slot + TPACKET_ALIGN(sizeof(struct tpacket2_hdr)), &sll, sizeof(sll));
+    if (tp_mac + 14 + plen <= SLOT_SIZE) {
+        uint8_t *d = slot + tp_mac;
+        memcpy(d, our_mac, 6);
+        memcpy(d + 6, src, 6);
+        d[12] = (uint8_t) (frame_type >> 8);
+        d[13] = (uint8_t) frame_type;
+        uint8_t dg[2048];
+        size_t n = dgram(ESP_T_FRAG, 65, 1000, NULL, plen > 32 ? plen - 32 : 0, dg);
+        memcpy(d + 14, dg, plen < n ? plen : n);
+    }
+    rl = 0;
+    b8(0);
+    b32(status);
+    b8(0x88);
+    b8(0xb5);
+    memcpy(rec + rl, our_mac, 6);
+    rl += 6;
+    memcpy(rec + rl, slot, sizeof(slot));
+    rl += sizeof(slot);
+    out(name, rec, rl);
+}
+
+static void wire_seeds(void)
+{
+    const uint32_t U = TP_STATUS_USER;
+    eth_seed("eth-valid", U, 0x88b5, peer_mac, PACKET_HOST, 0, 132, SLOT_MAC, 0, 0);
+    eth_seed("eth-vlan-tci", U | TP_STATUS_VLAN_VALID, 0x88b5, peer_mac, PACKET_HOST, 0x0005, 132,
+             SLOT_MAC, 0, 0);
+    eth_seed("eth-vlan-tag", U, 0x8100, peer_mac, PACKET_HOST, 0, 132, SLOT_MAC, 0, 0);
+    eth_seed("eth-other-type", U, 0x0800, peer_mac, PACKET_HOST, 0, 132, SLOT_MAC, 0, 0);
+    eth_seed("eth-short", U, 0x88b5, peer_mac, PACKET_HOST, 0, 0, SLOT_MAC, 0, 0);
+    eth_seed("eth-own-mac", U, 0x88b5, our_mac, PACKET_HOST, 0, 132, SLOT_MAC, 0, 0);
+    eth_seed("eth-outgoing", U, 0x88b5, peer_mac, PACKET_OUTGOING, 0, 132, SLOT_MAC, 0, 0);
+    eth_seed("eth-otherhost", U, 0x88b5, peer_mac, PACKET_OTHERHOST, 0, 132, SLOT_MAC, 0, 0);
+    eth_seed("eth-mcast-src", U, 0x88b5, (const uint8_t[6]){0x03, 0, 0, 0, 0, 2}, PACKET_HOST, 0,
+             132, SLOT_MAC, 0, 0);
+    eth_seed("eth-copy", U | TP_STATUS_COPY, 0x88b5, peer_mac, PACKET_HOST, 0, 132, SLOT_MAC, 0, 0);
+    eth_seed("eth-cut", U | TP_STATUS_LOSING, 0x88b5, peer_mac, PACKET_HOST, 0, 132, SLOT_MAC, 0,
+             800);
+    eth_seed("eth-mac-oob", U, 0x88b5, peer_mac, PACKET_HOST, 0, 132, SLOT_SIZE - 8, 0, 0);
+    eth_seed("eth-mac-in-hdr", U, 0x88b5, peer_mac, PACKET_HOST, 0, 132, 8, 0, 0);
+    eth_seed("eth-snaplen-oob", U, 0x88b5, peer_mac, PACKET_HOST, 0, 132, SLOT_MAC, 0xffff0000u,
+             0xffff0000u);
+    eth_seed("eth-snaplen-long", U, 0x88b5, peer_mac, PACKET_HOST, 0, 132, SLOT_MAC, 40, 0);
+
+    /* selector 1, then an esp datagram: short ones padded as a 60-byte frame */
+    uint8_t buf[2048];
+    size_t n;
+    rl = 0;
+    b8(1);
+    n = dgram(ESP_T_ACK, 0, 0, NULL, 0, buf);
+    memcpy(rec + rl, buf, n);
+    out("esp-ack", rec, rl + n);
+    memset(rec + rl + n, 0, 46 - n);
+    out("esp-ack-padded", rec, rl + 46);
+    n = dgram(ESP_T_FRAG, 65, 1000, NULL, 6, buf);
+    memcpy(rec + rl, buf, n);
+    out("esp-frag-6", rec, rl + n);
+    memset(rec + rl + n, 0, 46 - n);
+    out("esp-frag-6-padded", rec, rl + 46);
+    n = dgram(ESP_T_FRAG, 65, 1000, NULL, 200, buf);
+    memcpy(rec + rl, buf, n);
+    out("esp-frag-200", rec, rl + n);
+    esp_put_ext_t put = {.key = 0x5055544b4559ull, .addr = 0x10100};
+    n = dgram(ESP_T_PUT, 0, 1002, &put, 300, buf);
+    memcpy(rec + rl, buf, n);
+    out("esp-put", rec, rl + n);
+    out("esp-short", rec, rl + 20);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--wire") == 0) {
+        dir = argv[2];
+        wire_seeds();
+        return 0;
+    }
     if (argc != 2) {
-        fprintf(stderr, "usage: mkcorpus DIR\n");
+        fprintf(stderr, "usage: mkcorpus DIR | mkcorpus --wire DIR\n");
         return 2;
     }
     dir = argv[1];

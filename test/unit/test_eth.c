@@ -636,6 +636,78 @@ static void open_refused(void)
     CHECK_STR_CONTAINS(err, "ethertype");
 }
 
+/* The receive check on slots built here (ebtl_eth_frame_check, no socket):
+ * each verdict, and the bounds exactly at the slot's end. */
+#define SLOT 256u
+static const uint8_t OUR[6] = {0x02, 0, 0, 0, 0, 1}, PEER[6] = {0x02, 0, 0, 0, 0, 2};
+static void mkslot(uint8_t *slot, uint32_t tp_mac, uint32_t snaplen, uint32_t len,
+                   const uint8_t *src, uint16_t type, uint8_t pkttype, uint16_t tci)
+{
+    memset(slot, 0, SLOT);
+    struct tpacket2_hdr h = {.tp_len = len, .tp_snaplen = snaplen, .tp_mac = (uint16_t) tp_mac,
+                             .tp_vlan_tci = tci};
+    memcpy(slot, &h, sizeof(h));
+    struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_pkttype = pkttype};
+    memcpy(slot + TPACKET_ALIGN(sizeof(h)), &sll, sizeof(sll));
+    if (tp_mac + 14 <= SLOT) {
+        memcpy(slot + tp_mac, OUR, 6);
+        memcpy(slot + tp_mac + 6, src, 6);
+        slot[tp_mac + 12] = (uint8_t) (type >> 8);
+        slot[tp_mac + 13] = (uint8_t) type;
+    }
+}
+static enum ebtl_eth_verdict fc(const uint8_t *slot, size_t size, uint32_t st, size_t *off,
+                                size_t *len)
+{
+    return ebtl_eth_frame_check(slot, size, st, ET, OUR, off, len);
+}
+static void frame_check(void)
+{
+    _Alignas(16) uint8_t slot[SLOT];
+    size_t off, len;
+    const uint32_t U = TP_STATUS_USER;
+    mkslot(slot, 66, 114, 114, PEER, ET, PACKET_HOST, 0);
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_OK && off == 80 && len == 100);
+    /* ending exactly at the slot's end, and one byte past it */
+    mkslot(slot, 66, SLOT - 66, SLOT - 66, PEER, ET, PACKET_HOST, 0);
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_OK && off + len == SLOT);
+    CHECK(fc(slot, SLOT - 1, U, &off, &len) == EBTL_ETH_FRAME_TRUNCATED && off == 0 && len == 0);
+    mkslot(slot, SLOT - 20, 40, 40, PEER, ET, PACKET_HOST, 0);
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_TRUNCATED);
+    mkslot(slot, 66, 0xfffffff0u, 0xfffffff0u, PEER, ET, PACKET_HOST, 0);
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_TRUNCATED);
+    mkslot(slot, 8, 50, 50, PEER, ET, PACKET_HOST, 0); /* frame inside the header */
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_TRUNCATED);
+    /* a slot too small for the header and the address after it */
+    mkslot(slot, 66, 114, 114, PEER, ET, PACKET_HOST, 0);
+    CHECK(fc(slot, TPACKET2_HDRLEN - 1, U, &off, &len) == EBTL_ETH_FRAME_TRUNCATED);
+    CHECK(fc(slot, SLOT, U | TP_STATUS_COPY, &off, &len) == EBTL_ETH_FRAME_TRUNCATED);
+    mkslot(slot, 66, 114, 200, PEER, ET, PACKET_HOST, 0); /* cut */
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_TRUNCATED);
+    mkslot(slot, 66, 114, 100, PEER, ET, PACKET_HOST, 0); /* more captured than received */
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_TRUNCATED);
+    mkslot(slot, 66, 14, 14, PEER, ET, PACKET_HOST, 0);
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_SHORT);
+    mkslot(slot, 66, 15, 15, PEER, ET, PACKET_HOST, 0); /* one byte of payload */
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_OK && len == 1);
+    mkslot(slot, 66, 114, 114, OUR, ET, PACKET_HOST, 0);
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_OWN);
+    mkslot(slot, 66, 114, 114, PEER, ET, PACKET_OUTGOING, 0);
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_OWN);
+    mkslot(slot, 66, 114, 114, PEER, ET, PACKET_OTHERHOST, 0);
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_FOREIGN);
+    mkslot(slot, 66, 114, 114, (const uint8_t[6]){3, 0, 0, 0, 0, 2}, ET, PACKET_HOST, 0);
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_FOREIGN);
+    mkslot(slot, 66, 114, 114, PEER, 0x8100, PACKET_HOST, 0); /* a tag left in the frame */
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_FOREIGN);
+    mkslot(slot, 66, 114, 114, PEER, ET, PACKET_HOST, 7); /* VLAN 7 */
+    CHECK(fc(slot, SLOT, U | TP_STATUS_VLAN_VALID, &off, &len) == EBTL_ETH_FRAME_FOREIGN);
+    CHECK(fc(slot, SLOT, U, &off, &len) == EBTL_ETH_FRAME_OK); /* tci without VLAN_VALID */
+    mkslot(slot, 66, 114, 114, PEER, ET, PACKET_HOST, 0x6000); /* priority only: VLAN 0 */
+    CHECK(fc(slot, SLOT, U | TP_STATUS_VLAN_VALID, &off, &len) == EBTL_ETH_FRAME_OK);
+    CHECK(ebtl_eth_frame_check(NULL, SLOT, U, ET, OUR, &off, &len) == EBTL_ETH_FRAME_TRUNCATED);
+}
+
 int main(int argc, char **argv)
 {
     unit_init(argc, argv);
@@ -643,6 +715,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         listing |= strcmp(argv[i], "--list") == 0;
     }
+    RUN("eth", frame_check); /* no socket: runs as anyone */
     if (!listing) {
         if (geteuid() != 0) {
             printf("SKIP unit/eth (needs root: makes a veth pair in a network namespace of "
