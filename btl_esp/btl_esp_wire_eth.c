@@ -75,7 +75,7 @@ static int eth_open(mca_btl_esp_nic_t *nic, char *err, size_t errlen)
     if (ebtl_eth_open(&e->sock, &nic->iface, (uint16_t) c->eth_type, 0, why, sizeof(why)) != 0) {
         if (!said_no_raw) {
             said_no_raw = true;
-            EBTL_SHOW_HELP("eth-wire-unusable", nic->iface.name, why, ebtl_help_host());
+            EBTL_SHOW_HELP("eth-wire-unusable", why, ebtl_help_host());
         }
         return 0;   /* udp on this NIC, as the message says */
     }
@@ -165,7 +165,8 @@ static int ring_read(void *src, ebtl_dgram_msg_t *out, unsigned max)
     int n = ebtl_eth_recv(src, msgs, max);
     for (int i = 0; i < n; i++) {
         size_t len = msgs[i].len;
-        if (len == ETH_MIN_PAYLOAD) {
+        if (len <= ETH_MIN_PAYLOAD) {
+            /* up to the minimum: a VLAN tag removed after padding leaves less */
             size_t declared = esp_hdr_declared_len(msgs[i].buf, len);
             if (declared != 0 && declared < len) {
                 len = declared;

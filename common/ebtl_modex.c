@@ -55,6 +55,17 @@ size_t ebtl_modex_encode(enum ebtl_modex_kind kind, uint64_t epoch, const ebtl_m
     return ebtl_modex_size(count);
 }
 
+/* The unused bytes of a link address are zero: one record, one encoding. */
+static bool zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int ebtl_modex_decode(enum ebtl_modex_kind kind, const void *buf, size_t buflen,
                      ebtl_modex_addr_t *addrs, size_t max, uint64_t *epoch)
 {
@@ -77,7 +88,8 @@ int ebtl_modex_decode(enum ebtl_modex_kind kind, const void *buf, size_t buflen,
         if ((w.family != 4 && w.family != 6) || w.prefixlen > maxlen
             || w.link_kind > EBTL_MODEX_LINK_OFI || w.link_len > EBTL_MODEX_LINK_MAX
             || (w.link_kind == EBTL_MODEX_LINK_NONE) != (w.link_len == 0)
-            || (w.port == 0 && w.link_len == 0)) {
+            || (w.port == 0 && w.link_len == 0) || !zero(w.link + w.link_len,
+                                                           EBTL_MODEX_LINK_MAX - w.link_len)) {
             return -1;
         }
         addrs[i] = (ebtl_modex_addr_t) {

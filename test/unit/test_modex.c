@@ -106,6 +106,11 @@ static void malformed_records_refused(void)
     memcpy(bad, good, len);
     bad[16 + 28] = EBTL_MODEX_LINK_ETHER;                                      /* a kind and no bytes */
     CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
+    memcpy(bad, good, len);
+    bad[16 + 28] = EBTL_MODEX_LINK_ETHER;                                      /* a byte after the MAC */
+    bad[16 + 29] = 6;
+    bad[16 + 32 + 6] = 1;
+    CHECK(ebtl_modex_decode(EBTL_MODEX_KIND_SCTP, bad, len, out, 16, &epoch) == -1);
 }
 
 /* A record with a link address (esp's eth and ofi wires) and no ports:
