@@ -24,12 +24,19 @@
 
 /* Receive queues: the udp wire's two (by channel), then the raw ring. */
 #define RXQ_RING 2
+/* A NIC whose peers all go by its raw socket still reads its UDP sockets
+ * now and then (a peer we do not know yet, one that lost its raw socket):
+ * every this many reads of the ring, not at the cost of two system calls
+ * in every pass. */
+#define UDP_IDLE_EVERY 64
 /* Payload of a minimum-size frame: a shorter one arrives padded to it. */
 #define ETH_MIN_PAYLOAD 46
 
 typedef struct eth_nic {
     ebtl_eth_sock_t sock;
     bool open;                  /* the raw socket is open (else: udp only) */
+    unsigned udp_peers;         /* peers this NIC reaches by UDP */
+    unsigned ring_reads;        /* for UDP_IDLE_EVERY */
     ebtl_fault_t *fault;        /* the test-only fault layer, NULL when off */
     esp_wire_rx_t rx;
 } eth_nic_t;
@@ -102,7 +109,7 @@ static void eth_publish(const mca_btl_esp_nic_t *nic, ebtl_modex_addr_t *rec)
 static int eth_resolve(const mca_btl_esp_nic_t *nic, const ebtl_modex_addr_t *rec,
                        bool same_host, esp_wire_dest_t to[2], size_t *max_payload)
 {
-    const eth_nic_t *e = en(nic);
+    eth_nic_t *e = en(nic);
     if (e->open && !same_host && rec->link_kind == EBTL_MODEX_LINK_ETHER && rec->link_len == 6
         && rec->link_arg == e->sock.ethertype && ebtl_modex_on_link(&nic->iface, rec)) {
         for (int ch = 0; ch < 2; ch++) {
@@ -123,6 +130,7 @@ static int eth_resolve(const mca_btl_esp_nic_t *nic, const ebtl_modex_addr_t *re
                                ? "it uses another btl_esp_eth_type"
                                : "its address is not on this NIC's subnet (routed)");
     }
+    e->udp_peers++;
     return esp_wire_udp_resolve(nic, rec, same_host, to, max_payload);
 }
 
@@ -183,11 +191,16 @@ static int eth_recv(mca_btl_esp_nic_t *nic, unsigned q, ebtl_dgram_msg_t *out, u
 {
     eth_nic_t *e = en(nic);
     if (q < RXQ_RING) {
+        if (e->open && e->udp_peers == 0 && e->ring_reads % UDP_IDLE_EVERY != 0
+            && !ebtl_dgram_rx_buffered(&nic->sock[q])) {
+            return 0;
+        }
         return ebtl_dgram_recv(&nic->sock[q], out, max, now);
     }
     if (!e->open) {
         return 0;
     }
+    e->ring_reads++;
     return esp_wire_recv_filtered(e->fault, &e->rx, out, max, now, ring_read, &e->sock);
 }
 
