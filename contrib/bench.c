@@ -36,7 +36,8 @@
  * Usage: bench [-s 1,4,16,...] [-w window] [-t seconds_per_measurement]
  *              [-l] (latency only) [-b] (bandwidth only)
  *              [-g seconds [-k mark,...]] (bandwidth phase timed per message)
- *              [-p pingpong|incast|pairs|cg] [-n cg_iterations] [-c cg_compute_us]
+ *              [-p pingpong|incast|pairs|cg|overlap] [-n cg_iterations]
+ *              [-c compute_us] (cg: per iteration; overlap: per size)
  *              [-X] (flip one received byte: the check must fail; patterns only)
  * -p selects another traffic pattern, in bench_patterns.c, which says what
  * each measures and prints.  -g replaces the bandwidth phase by one of that
@@ -270,7 +271,7 @@ int main(int argc, char **argv)
             break;
         default:
             die("usage: bench [-s sizes] [-w window] [-t seconds] [-l|-b] [-g seconds [-k marks]] "
-                "[-p pingpong|incast|pairs|cg] [-n iterations] [-c compute_us] [-X]");
+                "[-p pingpong|incast|pairs|cg|overlap] [-n iterations] [-c compute_us] [-X]");
         }
     }
     if (nmarks > 0 && gap_secs <= 0)
@@ -287,8 +288,10 @@ int main(int argc, char **argv)
             run_pairs(&o);
         else if (strcmp(pattern, "cg") == 0)
             run_cg(&o);
+        else if (strcmp(pattern, "overlap") == 0)
+            run_overlap(&o);
         else
-            die("bad -p pattern (pingpong, incast, pairs, cg)");
+            die("bad -p pattern (pingpong, incast, pairs, cg, overlap)");
         MPI_Finalize();
         return 0;
     }

@@ -5,7 +5,7 @@
 /*
  * bench.h - what contrib/bench.c (options, ping-pong),
  * contrib/bench_failover.c (its bandwidth phase timed per message) and
- * contrib/bench_patterns.c (incast, pairs, cg) share.
+ * contrib/bench_patterns.c (incast, pairs, cg, overlap) share.
  */
 #ifndef CONTRIB_BENCH_H
 #define CONTRIB_BENCH_H
@@ -33,7 +33,7 @@ typedef struct bench_opts {
     int window;         /* messages in flight per sender (incast, pairs) */
     double seconds;     /* measured time per size (incast, pairs) */
     long iters;         /* iterations per size (cg) */
-    double compute_us;  /* local compute per iteration (cg) */
+    double compute_us;  /* local compute per iteration (cg), per size (overlap) */
 } bench_opts_t;
 
 /* The bandwidth phase of one size timed per message for seconds (bench -g),
@@ -43,9 +43,10 @@ double failover_bandwidth(size_t size, int w, double seconds, const double *mark
                           long *windows);
 
 /* Each runs its pattern for every size and prints (rank 0) HOST, FLOW,
- * TOTAL or CG lines (contrib/bench_patterns.c says which). */
+ * TOTAL, CG or OVERLAP lines (contrib/bench_patterns.c says which). */
 void run_incast(const bench_opts_t *o);
 void run_pairs(const bench_opts_t *o);
 void run_cg(const bench_opts_t *o);
+void run_overlap(const bench_opts_t *o);
 
 #endif

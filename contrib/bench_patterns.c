@@ -20,6 +20,15 @@
  *           S bytes with rank r^1 in both directions at once (Irecv, Isend,
  *           Waitall), computes for -c µs (a spin, no MPI progress), then two
  *           8-byte MPI_Allreduce (sum of doubles); -n iterations.
+ *   overlap communication hidden behind computation, 2 ranks: per size,
+ *           rank 0 posts N Isends and rank 1 N Irecvs (all at once: N as
+ *           many as fit in 64 MiB, at most 1024, at least 1), then each
+ *           computes for -c µs (a spin on clock_gettime: pure local work, no
+ *           MPI call at all, so no MPI progress unless the transport makes
+ *           it on its own), then MPI_Waitall, timed. A separate phase posts
+ *           the same transfer and waits at once: its wall time, post to
+ *           completion, is T0, the transfer without compute. Before both,
+ *           one unmeasured transfer (connections up, buffers touched).
  *
  * Every message is filled with a pattern of its sender's rank, its number and
  * the offset (64-bit words: a start value from rank and number, then a
@@ -33,6 +42,11 @@
  *   FLOW  <pattern> <size> <src> <dst> <bytes> <msgs> <seconds> <window>
  *   TOTAL <pattern> <size> <bytes> <msgs> <seconds> <window>
  *   CG    <size> <iterations> <seconds>
+ *   OVERLAP <size> <n> <rank> <t0> <post> <wait> <compute>   per size, ranks 0 and 1
+ *         t0: the phase without compute, post to completion; then the phase
+ *         with compute: post (time to post the N operations), wait (time
+ *         inside MPI_Waitall after computing), compute (the spin's length);
+ *         all in seconds
  * seconds: from a common start (after a barrier) to the flow's last window
  * (incast: rank 0's clock; pairs: the sender's); TOTAL's is the longest flow's.
  */
@@ -44,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TAG_DATA 20
@@ -54,6 +69,9 @@
 #define PAIRS_BYTES_MAX (64L << 20)   /* per rank: pairs' window shrinks above */
 #define INCAST_BYTES_MAX (2L << 30)   /* rank 0's receive buffers */
 #define CG_WARMUP 20
+#define OVERLAP_BYTES_MAX (64L << 20) /* per size: N x size at most this */
+#define OVERLAP_MSGS_MAX 1024
+#define TAG_OVERLAP 23
 
 int corrupt_once; /* -X: set by bench.c */
 
@@ -503,4 +521,139 @@ void run_cg(const bench_opts_t *o)
     }
     free(rbuf);
     free(sbuf);
+}
+
+/* ----------------------------------------------------------------- overlap */
+
+/* The monotonic clock, seconds: read directly, not through MPI_Wtime, so
+ * that the compute below makes no MPI call whatsoever. */
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/* Pure local work for us microseconds: arithmetic on a local value and the
+ * clock, no MPI call (no MPI_Test, no MPI_Wtime), so MPI makes progress only
+ * if the transport has a thread of its own. Returns the seconds it lasted. */
+static double overlap_compute(double us)
+{
+    static volatile uint64_t sink;
+    uint64_t x = sink | 1;
+    double t0 = mono_now(), until = t0 + us * 1e-6, t = t0;
+    while (t < until) {
+        for (int k = 0; k < 256; k++)
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+        t = mono_now();
+    }
+    sink = x;
+    return t - t0;
+}
+
+/* As many messages as fit in OVERLAP_BYTES_MAX, at most OVERLAP_MSGS_MAX,
+ * at least 1. */
+static int overlap_count(size_t size)
+{
+    long n = size > 0 ? OVERLAP_BYTES_MAX / (long) size : OVERLAP_MSGS_MAX;
+    return n < 1 ? 1 : n > OVERLAP_MSGS_MAX ? OVERLAP_MSGS_MAX : (int) n;
+}
+
+/* One transfer of n messages of size bytes from rank 0 to rank 1, numbered
+ * first..first+n-1: both post everything, compute for compute_us (0: none),
+ * then wait. out: post, wait, compute seconds and the whole (post to
+ * completion). The receiver checks every message afterwards (not timed). */
+static void overlap_phase(size_t size, int n, uint64_t first, double compute_us, char *buf,
+                          MPI_Request *req, MPI_Status *st, double out[4])
+{
+    if (rank == 0)
+        for (int j = 0; j < n; j++)
+            msg_fill(buf + (size_t) j * size, size, 0, first + (uint64_t) j);
+    else
+        memset(buf, 0, (size_t) n * size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = mono_now();
+    for (int j = 0; j < n; j++) {
+        if (rank == 0)
+            MPI_Isend(buf + (size_t) j * size, (int) size, MPI_BYTE, 1, TAG_OVERLAP,
+                      MPI_COMM_WORLD, &req[j]);
+        else
+            MPI_Irecv(buf + (size_t) j * size, (int) size, MPI_BYTE, 0, TAG_OVERLAP,
+                      MPI_COMM_WORLD, &req[j]);
+    }
+    double t1 = mono_now();
+    double comp = compute_us > 0 ? overlap_compute(compute_us) : 0;
+    double t2 = mono_now();
+    MPI_Waitall(n, req, st);
+    double t3 = mono_now();
+    out[0] = t1 - t0;
+    out[1] = t3 - t2;
+    out[2] = comp;
+    out[3] = t3 - t0;
+    if (rank == 1)
+        for (int j = 0; j < n; j++) {
+            /* messages from one sender match in order: receive j holds
+             * message first + j */
+            msg_check_count(&st[j], size, "overlap");
+            msg_check(buf + (size_t) j * size, size, 0, first + (uint64_t) j, "overlap (rank 1)");
+        }
+}
+
+void run_overlap(const bench_opts_t *o)
+{
+    size_t maxbytes = 1;
+    int maxn = 1;
+    if (nprocs != 2)
+        die("overlap: needs exactly 2 ranks (rank 0 sends, rank 1 receives)");
+    for (int i = 0; i < o->nsizes; i++) {
+        size_t s = (size_t) o->sizes[i];
+        int n = overlap_count(s);
+        if (s * (size_t) n > maxbytes)
+            maxbytes = s * (size_t) n;
+        if (n > maxn)
+            maxn = n;
+    }
+    char *buf = alloc_pages(maxbytes);
+    MPI_Request *req = calloc((size_t) maxn, sizeof(*req));
+    MPI_Status *st = calloc((size_t) maxn, sizeof(*st));
+    if (!req || !st)
+        die("out of memory");
+
+    print_hosts();
+    if (rank == 0) {
+        printf("# overlap: rank 0 sends N messages to rank 1, all posted at once, then %.1f us "
+               "of compute on both (no MPI call), then MPI_Waitall\n", o->compute_us);
+        fflush(stdout);
+    }
+    uint64_t msg = 0;
+    for (int i = 0; i < o->nsizes; i++) {
+        size_t size = (size_t) o->sizes[i];
+        int n = overlap_count(size);
+        double warm[4], plain[4], comp[4], mine[8], both[16];
+        /* warm-up, not measured: connections up, every buffer touched */
+        overlap_phase(size, n, msg, 0, buf, req, st, warm);
+        msg += (uint64_t) n;
+        /* T0: the transfer alone, waited for at once */
+        overlap_phase(size, n, msg, 0, buf, req, st, plain);
+        msg += (uint64_t) n;
+        /* the transfer behind the compute */
+        overlap_phase(size, n, msg, o->compute_us, buf, req, st, comp);
+        msg += (uint64_t) n;
+        mine[0] = plain[3];
+        mine[1] = comp[0];
+        mine[2] = comp[1];
+        mine[3] = comp[2];
+        MPI_Gather(mine, 4, MPI_DOUBLE, both, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
+            for (int r = 0; r < 2; r++) {
+                const double *v = both + 4 * r;
+                printf("OVERLAP %zu %d %d %.6f %.6f %.6f %.6f\n", size, n, r, v[0], v[1], v[2],
+                       v[3]);
+            }
+            fflush(stdout);
+        }
+    }
+    free(st);
+    free(req);
+    free(buf);
 }
