@@ -1,7 +1,7 @@
 # Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
 # SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
 """contrib/bench's traffic patterns beyond the two-rank ping-pong: incast,
-pairs and cg (what contrib/bench_patterns.c runs and prints). For each: the
+pairs, cg and overlap (what contrib/bench_patterns.c runs and prints). For each: the
 program's options, the parsing of one run's output, the retransmission
 counters of the sending ranks, the medians over the repetitions, the table
 and the CSV. Also the number formatting the ping-pong table shares."""
@@ -523,4 +523,155 @@ class Cg(Pattern):
                                 "" if rt is None else "%.0f" % rt[1]])
 
 
-PATTERNS = {"incast": Incast, "pairs": Pairs, "cg": Cg}
+def overlap_fraction(wait, t0):
+    """1 - wait / T0, clamped to [0, 1] (1: the transfer entirely hidden
+    behind the compute); None without a positive T0."""
+    if wait is None or t0 is None or t0 <= 0:
+        return None
+    return min(1.0, max(0.0, 1.0 - wait / t0))
+
+
+class Overlap(Pattern):
+    """Communication behind computation: rank 0 sends N messages to rank 1,
+    both post everything, compute --compute µs without any MPI call, then
+    wait; the time inside MPI_Waitall against T0, the same transfer waited
+    for at once."""
+    name = "overlap"
+    default_sizes = [8, 64 << 10, 1 << 20, 4 << 20, 16 << 20]
+    default_np = 2
+    default_time = None
+    default_window = None
+    default_compute = 1e6
+    host_counters = False
+    SIDES = ((0, "sender"), (1, "receiver"))
+    KEYS = ("t0", "post", "wait", "compute", "overlap")
+
+    def prog(self):
+        return super().prog() + ["-c", "%g" % self.args.compute]
+
+    def extra_mca(self, btl):
+        return []   # no retransmission counters: the table has no room for them
+
+    def senders(self):
+        return [0]
+
+    def parse(self, btl, out, err, tcp_before, tcp_after, label=None):
+        got = {}
+        for m in re.finditer(r"^OVERLAP (\d+) (\d+) ([01]) (\S+) (\S+) (\S+) (\S+)$", out, re.M):
+            try:
+                s, n, r = int(m.group(1)), int(m.group(2)), int(m.group(3))
+                t0, post, wait, comp = (float(m.group(i)) for i in (4, 5, 6, 7))
+            except ValueError:
+                continue
+            if t0 <= 0 or wait < 0:
+                continue
+            got.setdefault(s, {"n": n, "sides": {}})["sides"][r] = {
+                "t0": t0 * 1e3, "post": post * 1e3, "wait": wait * 1e3, "compute": comp * 1e3,
+                "overlap": overlap_fraction(wait, t0)}
+        res = {s: v for s, v in got.items() if len(v["sides"]) == 2}
+        return res, [s for s in self.sizes if s not in res]
+
+    def brief(self, res):
+        return "  ".join("%s: T0 %.2f ms, wait %.2f/%.2f ms" % (
+            short_size(s), v["sides"][0]["t0"], v["sides"][0]["wait"], v["sides"][1]["wait"])
+            for s, v in sorted(res.items()))
+
+    def medians(self):
+        """med[btl, size] = {"n", "reps", side: {key: (median, noisy)}}; the
+        overlap fraction is each repetition's, then their median."""
+        med = {}
+        for b in self.btls:
+            for s in self.sizes:
+                reps = self.samples[b][s]
+                m = {"n": reps[0]["n"] if reps else None, "reps": len(reps)}
+                for r, _ in self.SIDES:
+                    m[r] = {k: median_spread([rep["sides"][r][k] for rep in reps])
+                            for k in self.KEYS}
+                med[b, s] = m
+        return med
+
+    def report(self, setup):
+        med = self.medians()
+        ref = self.btls[-1]
+        a = self.args
+        lw = max(14, max(len(b) for b in self.btls))
+        lines = ["Open MPI BTL benchmark, pattern overlap: communication behind %g ms of compute, "
+                 "pml ob1, 2 ranks, %s; median of %d rep%s"
+                 % (a.compute / 1e3, setup, a.reps, "" if a.reps == 1 else "s")]
+        lines.append("rank 0 posts N Isends, rank 1 N Irecvs (all at once), both compute %g ms "
+                     "(no MPI call), then MPI_Waitall; every byte checked" % (a.compute / 1e3))
+        lines.append("T0 = the same transfer without compute, post to completion (ms); post = "
+                     "posting the N operations (ms); wait = time inside MPI_Waitall after "
+                     "computing (ms);")
+        lines.append("overlap = 1 - wait/T0, in [0, 1] (1: the transfer entirely hidden behind "
+                     "the compute, 0: none of it)")
+
+        def cell(v, w, fmt=None):
+            val, noisy = v
+            if val is None:
+                return "-".rjust(w) + " "
+            return (fmt % val if fmt else fmt_num(val, w).strip()).rjust(w) + ("*" if noisy else " ")
+
+        side_w = 4 * 9
+        head = "%10s %-*s %5s |" % ("size", lw, "list", "N")
+        head += "".join((" %s" % name).ljust(side_w + 1) + "|" for _, name in self.SIDES)
+        if len(self.btls) > 1:
+            head += " T0 vs %s" % ref
+        sub = "%10s %-*s %5s |" % ("", lw, "", "")
+        sub += ("%9s%9s%9s%9s |" % ("T0 ms", "post ms", "wait ms", "overlap")) * len(self.SIDES)
+        lines += [head.rstrip(), sub.rstrip(), "-" * len(head.rstrip())]
+        any_noisy = short = posted = False
+        for s in self.sizes:
+            for b in self.btls:
+                m = med[b, s]
+                row = "%10s %-*s %5s |" % (human_size(s), lw, b, "-" if m["n"] is None else m["n"])
+                for r, _ in self.SIDES:
+                    d = m[r]
+                    any_noisy |= any(d[k][1] for k in ("t0", "wait"))
+                    row += "".join(cell(d[k], 8) for k in ("t0", "post", "wait"))
+                    # the transfer mostly done while posting, before the compute
+                    p = (d["post"][0] is not None and d["t0"][0] is not None
+                         and d["post"][0] >= 0.5 * d["t0"][0])
+                    posted |= p
+                    ov = d["overlap"][0]
+                    row += ("-" if ov is None else "%.2f" % ov).rjust(8) + ("p" if p else " ") + "|"
+                    short |= d["t0"][0] is not None and d["t0"][0] > a.compute / 1e3
+                if len(self.btls) > 1 and b != ref:
+                    row += " %s" % fmt_ratio(m[0]["t0"][0], med[ref, s][0]["t0"][0])
+                lines.append(row.rstrip())
+        if len(self.btls) > 1:
+            lines.append("T0 vs %s: the sender's T0 of this list / %s's (below 1 = faster "
+                         "transfer); the other figures are raw (a ratio of near-zero waits "
+                         "says nothing)" % (ref, ref))
+        lines.append("overlap is each repetition's 1 - wait/T0, then their median")
+        if posted:
+            lines.append("p: posting took half of T0 or more: much of the transfer happened "
+                         "inside MPI_Isend, before the compute, not behind it")
+        if short:
+            lines.append("note: some T0 exceed the compute (%g ms): overlap can then reach only "
+                         "about compute/T0" % (a.compute / 1e3))
+        if any_noisy:
+            lines.append("* noisy: the repetitions deviate from their median by more than "
+                         "%d%% (median absolute deviation)" % round(SPREAD_WARN * 100))
+        if any(med[b, s][0]["t0"][0] is None for b in self.btls for s in self.sizes):
+            lines.append("- missing (every run of that point failed)")
+        print("\n".join(lines), flush=True)
+
+    def write_csv(self, path):
+        med = self.medians()
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["btl", "pattern", "size_bytes", "messages", "side", "compute_ms",
+                        "t0_ms", "post_ms", "wait_ms", "overlap"])
+            num = lambda v: "" if v is None else "%.6f" % v
+            for b in self.btls:
+                for s in self.sizes:
+                    m = med[b, s]
+                    for r, name in self.SIDES:
+                        d = m[r]
+                        w.writerow([b, self.name, s, "" if m["n"] is None else m["n"], name,
+                                    num(d["compute"][0]), num(d["t0"][0]), num(d["post"][0]),
+                                    num(d["wait"][0]), num(d["overlap"][0])])
+
+
+PATTERNS = {"incast": Incast, "pairs": Pairs, "cg": Cg, "overlap": Overlap}
