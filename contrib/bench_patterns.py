@@ -600,7 +600,8 @@ class Overlap(Pattern):
                  % (a.compute / 1e3, setup, a.reps, "" if a.reps == 1 else "s")]
         lines.append("rank 0 posts N Isends, rank 1 N Irecvs (all at once), both compute %g ms "
                      "(no MPI call), then MPI_Waitall; every byte checked" % (a.compute / 1e3))
-        lines.append("T0 = the same transfer without compute, post to completion (ms); post = "
+        lines.append("T0 = the same transfer without compute, post to completion (ms; the median "
+                     "of 3 phases in each run); post = "
                      "posting the N operations (ms); wait = time inside MPI_Waitall after "
                      "computing (ms);")
         lines.append("overlap = 1 - wait/T0, in [0, 1] (1: the transfer entirely hidden behind "
