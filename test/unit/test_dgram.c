@@ -15,25 +15,11 @@
 #include "ebtl_dgram.h"
 #include "ebtl_fault.h"
 #include "unit.h"
-
-static ebtl_if_t lo_if(unsigned mtu)
-{
-    ebtl_if_t ifa;
-    memset(&ifa, 0, sizeof(ifa));
-    snprintf(ifa.name, sizeof(ifa.name), "lo");
-    ifa.family = AF_INET;
-    ifa.addr[0] = 127;
-    ifa.addr[3] = 1;
-    ifa.prefixlen = 8;
-    ifa.ifindex = if_nametoindex("lo");
-    ifa.mtu = mtu;
-    ifa.loopback = true;
-    return ifa;
-}
+#include "unit_lo.h"
 
 static bool open_lo_mtu(ebtl_dgram_sock_t *s, bool gro, unsigned mtu)
 {
-    ebtl_if_t ifa = lo_if(mtu);
+    ebtl_if_t ifa = unit_lo_if(mtu);
     ebtl_dgram_open_args_t args = {
         .iface = &ifa, .port = 0, .rcvbuf = 8u << 20, .sndbuf = 4u << 20, .want_gro = gro};
     char err[256] = "";
@@ -140,7 +126,7 @@ static void open_two(void)
     ebtl_dgram_close(&b); /* twice is harmless */
 
     /* mtu 0: loopback 65536, else 1500 */
-    ebtl_if_t ifa = lo_if(0);
+    ebtl_if_t ifa = unit_lo_if(0);
     ebtl_dgram_open_args_t args = {.iface = &ifa};
     char err[256];
     CHECK(ebtl_dgram_open(&a, &args, err, sizeof(err)) == 0);
@@ -981,7 +967,7 @@ static void recv_empty(void)
  * it (TEST-NET-1: only bind is tried, nothing is sent). */
 static void open_foreign_address(void)
 {
-    ebtl_if_t ifa = lo_if(1500);
+    ebtl_if_t ifa = unit_lo_if(1500);
     ifa.addr[0] = 192;
     ifa.addr[1] = 0;
     ifa.addr[2] = 2;

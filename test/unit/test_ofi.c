@@ -18,24 +18,10 @@
 
 #include "ebtl_ofi.h"
 #include "unit.h"
+#include "unit_lo.h"
 
 /* the provider under test: udp, or EBTL_TEST_OFI_PROVIDER (e.g. sockets) */
 static const char *PROV = "udp";
-
-static ebtl_if_t lo_if(unsigned mtu)
-{
-    ebtl_if_t ifa;
-    memset(&ifa, 0, sizeof(ifa));
-    snprintf(ifa.name, sizeof(ifa.name), "lo");
-    ifa.family = AF_INET;
-    ifa.addr[0] = 127;
-    ifa.addr[3] = 1;
-    ifa.prefixlen = 8;
-    ifa.ifindex = if_nametoindex("lo");
-    ifa.mtu = mtu;
-    ifa.loopback = true;
-    return ifa;
-}
 
 static uint64_t now_ns(void)
 {
@@ -52,7 +38,7 @@ static void sleep_us(long us)
 
 static ebtl_ofi_ep_t *open_lo(const char *prov, unsigned mtu, size_t rx_depth)
 {
-    ebtl_if_t ifa = lo_if(mtu);
+    ebtl_if_t ifa = unit_lo_if(mtu);
     ebtl_ofi_ep_t *ep = NULL;
     char err[512] = "";
     int rc = ebtl_ofi_open(&ep, prov, &ifa, rx_depth, err, sizeof(err));
@@ -84,6 +70,22 @@ static bool connect_pair(ebtl_ofi_ep_t *a, ebtl_ofi_ep_t *b, uint64_t *a_to_b, u
     int r2 = ebtl_ofi_insert(b, na, la, b_to_a);
     CHECK(r1 == 0 && r2 == 0);
     return r1 == 0 && r2 == 0;
+}
+
+/* Two endpoints on 127.0.0.1 with rx_depth receives each, each in the
+ * other's address vector; false (nothing left open) when that fails. */
+static bool open_pair(size_t rx_depth, ebtl_ofi_ep_t **a, ebtl_ofi_ep_t **b, uint64_t *a_to_b,
+                      uint64_t *b_to_a)
+{
+    *a = open_lo(PROV, 65536, rx_depth);
+    *b = open_lo(PROV, 65536, rx_depth);
+    CHECK(*a != NULL && *b != NULL);
+    if (*a == NULL || *b == NULL || !connect_pair(*a, *b, a_to_b, b_to_a)) {
+        ebtl_ofi_close(*a);
+        ebtl_ofi_close(*b);
+        return false;
+    }
+    return true;
 }
 
 /* Poll until want datagrams arrived or timeout_ms passed; each is handed to
@@ -159,7 +161,7 @@ static void open_udp(void)
     ebtl_ofi_close(NULL); /* harmless */
 
     /* the best provider, unnamed: something opens */
-    ebtl_if_t ifa = lo_if(65536);
+    ebtl_if_t ifa = unit_lo_if(65536);
     char err[512] = "";
     ebtl_ofi_ep_t *c = NULL;
     CHECK(ebtl_ofi_open(&c, "", &ifa, 8, err, sizeof(err)) == 0);
@@ -178,7 +180,7 @@ static void other_providers(void)
     char list[256];
     printf("    FI_EP_DGRAM providers: %s\n", ebtl_ofi_providers(list, sizeof(list)));
     CHECK(strstr(list, PROV) != NULL);
-    ebtl_if_t ifa = lo_if(65536);
+    ebtl_if_t ifa = unit_lo_if(65536);
     char *save = NULL;
     for (char *p = strtok_r(list, ", ", &save); p != NULL; p = strtok_r(NULL, ", ", &save)) {
         ebtl_ofi_ep_t *ep = NULL;
@@ -200,7 +202,7 @@ static void other_providers(void)
 
 static void bad_provider(void)
 {
-    ebtl_if_t ifa = lo_if(65536);
+    ebtl_if_t ifa = unit_lo_if(65536);
     ebtl_ofi_ep_t *ep = (ebtl_ofi_ep_t *) 1;
     char err[512] = "";
     int rc = ebtl_ofi_open(&ep, "nosuchprov", &ifa, 8, err, sizeof(err));
@@ -288,12 +290,9 @@ static void check_one(void *arg, const ebtl_ofi_msg_t *m)
 
 static void sizes_both_ways(void)
 {
-    ebtl_ofi_ep_t *a = open_lo(PROV, 65536, 64), *b = open_lo(PROV, 65536, 64);
-    CHECK(a != NULL && b != NULL);
+    ebtl_ofi_ep_t *a, *b;
     uint64_t ab = 0, ba = 0;
-    if (a == NULL || b == NULL || !connect_pair(a, b, &ab, &ba)) {
-        ebtl_ofi_close(a);
-        ebtl_ofi_close(b);
+    if (!open_pair(64, &a, &b, &ab, &ba)) {
         return;
     }
     size_t mp = ebtl_ofi_max_payload(a);
@@ -473,12 +472,9 @@ static void burst_one(void *arg, const ebtl_ofi_msg_t *m)
 
 static void burst_accounting(void)
 {
-    ebtl_ofi_ep_t *a = open_lo(PROV, 65536, 0), *b = open_lo(PROV, 65536, 0);
-    CHECK(a != NULL && b != NULL);
+    ebtl_ofi_ep_t *a, *b;
     uint64_t ab = 0, ba = 0;
-    if (a == NULL || b == NULL || !connect_pair(a, b, &ab, &ba)) {
-        ebtl_ofi_close(a);
-        ebtl_ofi_close(b);
+    if (!open_pair(0, &a, &b, &ab, &ba)) {
         return;
     }
     struct burst bs = {.seen = calloc(BURST, 1), .len = 1000};

@@ -24,6 +24,7 @@
 #include "../../btl_sctp/btl_sctp_hdr.h"
 #include "../../btl_sctp/btl_sctp_stack.h"
 #include "unit.h"
+#include "unit_lo.h"
 
 #define MAX_PAYLOAD (1u << 20)
 #ifndef TEST_INET
@@ -122,21 +123,6 @@ static int on_identify(void *ctx, uint32_t link, const ebtl_sockaddr_t *from, ui
 }
 
 static const bsctp_stack_ops_t ops = {on_deliver, on_failed, on_identify};
-
-static ebtl_if_t lo_if(void)
-{
-    ebtl_if_t ifa;
-    memset(&ifa, 0, sizeof(ifa));
-    snprintf(ifa.name, sizeof(ifa.name), "lo");
-    ifa.family = AF_INET;
-    ifa.addr[0] = 127;
-    ifa.addr[3] = 1;
-    ifa.prefixlen = 8;
-    ifa.ifindex = if_nametoindex("lo");
-    ifa.mtu = 65536;
-    ifa.loopback = true;
-    return ifa;
-}
 
 static ebtl_if_t lo;
 static bool one_to_one;   /* the style the socket tests run in */
@@ -917,7 +903,7 @@ static void stall_watch_decides(void)
 int main(int argc, char **argv)
 {
     unit_init(argc, argv);
-    lo = lo_if();
+    lo = unit_lo_if(65536);
     RUN(SUITE, sizes_both_ways);
     RUN(SUITE, stream_fills_send_buffer);
     RUN(SUITE, small_receive_buffer_reassembles);
