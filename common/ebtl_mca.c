@@ -6,14 +6,17 @@
 #include "ebtl_mca.h"
 
 #include <opal/mca/base/mca_base_var.h>
+#include <opal/mca/hwloc/base/base.h>
 #include <opal/runtime/opal.h>
 #include <opal/util/proc.h>
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <stdlib.h>
 
 #include "ebtl_help.h"
+#include "ebtl_params.h"
 
 /* The component this copy of common/ belongs to (one per .so), for open,
  * close and init: set by ebtl_mca_register, which Open MPI calls first. */
@@ -38,6 +41,17 @@ static void ifaces_register(mca_base_component_t *component, ebtl_mca_ifaces_t *
         "mutually exclusive with if_include",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_1,
         MCA_BASE_VAR_SCOPE_READONLY, &params->if_exclude);
+    params->if_locality = "nearest";
+    (void) mca_base_component_var_register(component, "if_locality",
+        "Which interfaces a process bound to part of a node sends by: nearest (those on "
+        "its own package or NUMA node, as Open MPI's hwloc topology shows them; the others "
+        "only for a peer none of those reaches, or when their paths fail) or all. An "
+        "unbound process, or a node where no NIC is nearer than another, uses all",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
+        MCA_BASE_VAR_SCOPE_READONLY, &params->if_locality);
+    params->place = NULL;
+    params->prefer_near = false;
+    params->locality[0] = '\0';
 }
 
 static void params_register(mca_base_component_t *component, const ebtl_mca_param_t *params,
@@ -145,6 +159,9 @@ static void ifaces_release(ebtl_mca_ifaces_t *ifaces)
     free(ifaces->selected);
     ifaces->selected = NULL;
     ifaces->count = 0;
+    free(ifaces->place);
+    ifaces->place = NULL;
+    ifaces->prefer_near = false;
 }
 
 static void interfaces_unusable(const char *name, const char *why)
@@ -212,6 +229,67 @@ static int ifaces_select(const char *component_name, ebtl_mca_ifaces_t *params)
     return 0;
 }
 
+static const char *const locality_names[] = {"nearest", "all", NULL};
+
+/* Place the selected addresses' NICs relative to this process's binding,
+ * from Open MPI's topology (the launcher's, which --mca
+ * hwloc_base_topo_file replaces). Returns 0, or -1 after one message about
+ * a bad if_locality. */
+static int ifaces_locate(const char *component_name, ebtl_mca_ifaces_t *params)
+{
+    char name[64], err[256];
+    snprintf(name, sizeof(name), "btl_%s_if_locality", component_name);
+    int choice = ebtl_param_keyword(name, params->if_locality, locality_names, err, sizeof(err));
+    if (choice < 0) {
+        ebtl_help_bad_param(err);
+        return -1;
+    }
+    params->place = calloc(params->count, sizeof(*params->place));
+    const char **names = calloc(params->count, sizeof(*names));
+    hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
+    if (params->place == NULL || names == NULL || cpus == NULL) {
+        free(names);
+        hwloc_bitmap_free(cpus);
+        snprintf(params->locality, sizeof(params->locality), "all interfaces: out of memory");
+        return 0;
+    }
+    for (size_t i = 0; i < params->count; i++) {
+        names[i] = params->selected[i].name;
+    }
+    hwloc_topology_t topo = NULL;
+    if (opal_hwloc_base_get_topology() == OPAL_SUCCESS) {
+        topo = opal_hwloc_topology;
+    }
+    char why[128], where[64];
+    bool bound = ebtl_locality_my_cpus(cpus) == 0;
+    bool differs = ebtl_locality_place(topo, bound ? cpus : NULL, names, params->count,
+                                       params->place, why, sizeof(why));
+    params->prefer_near = differs && choice == 0;
+    if (!params->prefer_near) {
+        snprintf(params->locality, sizeof(params->locality), "all interfaces (%s)",
+                 choice == 0 ? why : "if_locality all");
+    } else {
+        int n = snprintf(params->locality, sizeof(params->locality), "bound to %s: prefers",
+                         ebtl_locality_where(topo, cpus, where, sizeof(where)));
+        for (int pass = 0; pass < 2; pass++) {
+            for (size_t i = 0; i < params->count && n > 0 && (size_t) n < sizeof(params->locality); i++) {
+                bool far = params->place[i] == EBTL_NIC_FAR;
+                if (far == (pass == 1) && (i == 0 || strcmp(names[i], names[i - 1]) != 0)) {
+                    n += snprintf(params->locality + n, sizeof(params->locality) - n, " %s (%s)",
+                                  names[i], ebtl_nic_place_name(params->place[i]));
+                }
+            }
+            if (pass == 0 && n > 0 && (size_t) n < sizeof(params->locality)) {
+                n += snprintf(params->locality + n, sizeof(params->locality) - n,
+                              "; only as a fallback:");
+            }
+        }
+    }
+    free(names);
+    hwloc_bitmap_free(cpus);
+    return 0;
+}
+
 int ebtl_mca_component_open(void)
 {
     return OPAL_SUCCESS;
@@ -232,7 +310,8 @@ mca_btl_base_module_t **ebtl_mca_component_init(int *num_btls, bool enable_progr
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
     *num_btls = 0;
-    if (!self->params_valid() || ifaces_select(name, &self->ifaces) != 0) {
+    if (!self->params_valid() || ifaces_select(name, &self->ifaces) != 0
+        || ifaces_locate(name, &self->ifaces) != 0) {
         return NULL;
     }
     return self->make_modules(num_btls);

@@ -19,6 +19,7 @@
 
 #include "ebtl_fault.h"
 #include "ebtl_ifsel.h"
+#include "ebtl_locality.h"
 
 /* Messages under --mca btl_base_verbose N. */
 #define EBTL_VERBOSE(level, ...) \
@@ -30,8 +31,16 @@ typedef struct ebtl_mca_ifaces {
     char *if_include;
     char *if_exclude;
     int if_exclude_index;   /* to tell a user's value from the default */
+    char *if_locality;       /* "nearest" or "all" */
     ebtl_if_t *selected;     /* after init */
     size_t count;
+    /* NIC locality, after init: each selected address's place, and whether
+     * the far ones are only a fallback (bound, and the topology shows a
+     * difference); `locality` says what was chosen and why, for verbose
+     * output */
+    ebtl_nic_place_t *place;
+    bool prefer_near;
+    char locality[256];
 } ebtl_mca_ifaces_t;
 
 /* A component's defaults for Open MPI's standard btl_<c>_* parameters. */
