@@ -38,6 +38,7 @@ typedef struct mca_btl_esp_nic {
                                             channel (enum esp_channel) */
     void *link;                          /* eth, ofi: the wire's own state (its file's type) */
     bool active;                        /* a peer path uses it: polled every pass */
+    ebtl_nic_place_t place;             /* near or far from our cores (btl_esp_if_locality) */
     unsigned last_rx[ESP_WIRE_MAX_RXQ]; /* pass of the last datagram, by receive queue */
 } mca_btl_esp_nic_t;
 

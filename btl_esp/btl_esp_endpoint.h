@@ -42,10 +42,16 @@ OBJ_CLASS_DECLARATION(mca_btl_esp_endpoint_t);
  * (ebtl_modex_choose_paths with the kernel's routes): each NIC of ours on
  * the same subnet as one of its addresses, then each other NIC of ours the
  * route to one of its addresses leaves by (loopback alone, and only when
- * the peer is on this host), at most max. Fills nic[] and addr[] (indexes
- * into addrs); returns how many, 0 when no NIC of ours can reach it.
+ * the peer is on this host), at most max, far NICs (btl_esp_if_locality)
+ * after the others. Fills nic[] and addr[] (indexes into addrs); returns
+ * how many, 0 when no NIC of ours can reach it.
  */
 int esp_endpoint_choose_paths(const struct mca_btl_esp_module *m, const ebtl_modex_addr_t *addrs,
                               int naddrs, bool same_host, size_t *nic, int *addr, int max);
+
+/* Which of those paths are standby (esp_proto_set_paths): those by a far
+ * NIC when another path is by a near one. Returns whether any is. */
+bool esp_endpoint_standby_paths(const struct mca_btl_esp_module *m, const size_t *nic, int npaths,
+                                bool *standby);
 
 #endif

@@ -149,6 +149,10 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
                 "budget %zu bytes", m->num_nics, m->wire->name, c->window,
                 c->checksum != 0 ? "on" : "heads only",
                 cfg.rcv_budget);
+    if (c->verbose >= 1) {
+        opal_output(0, "btl esp rank %u: interfaces: %s", OPAL_PROC_MY_NAME.vpid,
+                    c->base.ifaces.locality);
+    }
     return OPAL_SUCCESS;
 }
 
@@ -199,7 +203,9 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
         OBJ_RELEASE(ep);
         return OPAL_ERR_UNREACH;
     }
-    (void) esp_proto_set_paths(m->proto, ep->peer, ep->npaths, via);
+    bool standby[ESP_MAX_PATHS];
+    bool fallbacks = esp_endpoint_standby_paths(m, nic, npaths, standby);
+    (void) esp_proto_set_paths(m->proto, ep->peer, ep->npaths, via, fallbacks ? standby : NULL);
     /* Loopback too: a stray datagram with the job's token and a few bits
      * flipped (a capture replayed, a buggy tool) must not reach ob1, and the
      * CRC rides on copies made anyway (docs/parameters.md has the cost). */

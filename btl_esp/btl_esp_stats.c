@@ -196,8 +196,9 @@ static void nic_report(const mca_btl_esp_module_t *m, unsigned rank)
                                      (unsigned long long) *(const uint64_t *) ((const char *) &t[i]
                                                                  + nic_counters[k].offset));
         }
-        opal_output(0, "btl esp stats rank %u: nic %zu (%s)%s", rank, i, m->nics[i].iface.name,
-                    line);
+        opal_output(0, "btl esp stats rank %u: nic %zu (%s%s)%s", rank, i, m->nics[i].iface.name,
+                    m->nics[i].place == EBTL_NIC_FAR ? ", far: fallback only"
+                    : m->nics[i].place == EBTL_NIC_NEAR ? ", near" : "", line);
     }
 }
 
@@ -230,10 +231,11 @@ void esp_stats_report(mca_btl_esp_module_t *m)
                 const mca_btl_esp_endpoint_t *ep = opal_pointer_array_get_item(&m->peers, (int) p);
                 for (unsigned k = 0; k < esp_proto_path_info(m->proto, p, k, &pi); k++) {
                     bool routed = ep != NULL && k < ep->npaths && ep->path[k].routed;
-                    opal_output(0, "btl esp stats rank %u: peer %u path %u (%s%s) %s srtt_us=%.1f "
+                    opal_output(0, "btl esp stats rank %u: peer %u path %u (%s%s%s) %s srtt_us=%.1f "
                                 "min_rtt_us=%.1f cwnd=%zu flight=%zu segs_tx=%llu bytes_tx=%llu "
                                 "segs_rx=%llu bytes_rx=%llu downs=%llu ups=%llu", rank, p, k,
                                 m->nics[pi.via].iface.name, routed ? " routed" : "",
+                                pi.standby ? " standby" : "",
                                 pi.up ? "up" : "down", pi.srtt_ns / 1e3, pi.min_rtt_ns / 1e3,
                                 pi.cwnd, pi.flight, (unsigned long long) pi.segs_tx,
                                 (unsigned long long) pi.bytes_tx, (unsigned long long) pi.segs_rx,

@@ -42,6 +42,7 @@ int esp_wire_open(mca_btl_esp_module_t *m)
         char err[512];
         memset(nic, 0, sizeof(*nic));
         nic->iface = c->base.ifaces.selected[i];
+        nic->place = c->base.ifaces.prefer_near ? c->base.ifaces.place[i] : EBTL_NIC_UNKNOWN;
         if (m->wire->open(nic, err, sizeof(err)) != 0) {
             char buf[96];
             EBTL_SHOW_HELP("interface-unusable", ebtl_if_format(&nic->iface, buf, sizeof(buf)), err,

@@ -149,7 +149,8 @@ int esp_proto_add_peer(esp_proto_t *p, uint32_t peer, uint64_t id, uint64_t epoc
     return 0;
 }
 
-int esp_proto_set_paths(esp_proto_t *p, uint32_t peer, unsigned n, const unsigned *via)
+int esp_proto_set_paths(esp_proto_t *p, uint32_t peer, unsigned n, const unsigned *via,
+                        const bool *standby)
 {
     esp_conn_t *c = esp_conn_get(p, peer);
     /* Before any traffic: segments in flight are accounted to paths. */
@@ -173,6 +174,7 @@ int esp_proto_set_paths(esp_proto_t *p, uint32_t peer, unsigned n, const unsigne
         memset(&c->path[k], 0, sizeof(c->path[k]));
         c->path[k].up = true;
         c->path[k].via = via[k];
+        c->path[k].standby = standby != NULL && standby[k];
     }
     esp_send_init_paths(c);
     return 0;
@@ -670,6 +672,7 @@ unsigned esp_proto_path_info(const esp_proto_t *p, uint32_t peer, unsigned i,
     if (i < c->npaths) {
         const esp_path_t *pa = &c->path[i];
         info->up = pa->up;
+        info->standby = pa->standby;
         info->via = pa->via;
         info->srtt_ns = pa->srtt_ns;
         info->min_rtt_ns = pa->min_rtt_ns;

@@ -142,6 +142,7 @@ typedef struct esp_proto_stats {
 /* One path's figures (esp_proto_path_info). */
 typedef struct esp_path_info {
     bool up;
+    bool standby;                      /* a fallback (esp_proto_set_paths) */
     unsigned via;                      /* the caller's name for it (esp_proto_set_paths) */
     uint64_t srtt_ns, min_rtt_ns;
     size_t cwnd, flight;               /* its congestion window, bytes out on it */
@@ -177,11 +178,15 @@ int esp_proto_add_peer(esp_proto_t *p, uint32_t peer, uint64_t id, uint64_t epoc
  * esp_proto_input_via reports arrivals by it). Segments are spread over
  * the paths that are up in proportion to what each delivers; a path that
  * stops delivering while another delivers is declared dead, its segments
- * are sent again on the others, and it is probed until it answers. Before
- * this is called a peer has one path, via 0. Returns 0, or -1 when the
- * peer is unknown or n is out of range.
+ * are sent again on the others, and it is probed until it answers. A
+ * path with standby[i] set (standby NULL: none) is a fallback: it carries
+ * data only while no other path is up, and a segment that timed out on the
+ * last live one (which is how a dead path shows when nothing else carries
+ * data). Before this is called a peer has one path, via 0. Returns 0, or
+ * -1 when the peer is unknown or n is out of range.
  */
-int esp_proto_set_paths(esp_proto_t *p, uint32_t peer, unsigned n, const unsigned *via);
+int esp_proto_set_paths(esp_proto_t *p, uint32_t peer, unsigned n, const unsigned *via,
+                        const bool *standby);
 
 /* The caller could not send by path `path` to peer at all (the route or
  * the interface is gone): when another path is live, the path is dead now

@@ -87,6 +87,7 @@ enum esp_conn_state { ESP_CLOSED = 0, ESP_HELLO_SENT, ESP_ESTABLISHED, ESP_FAILE
  */
 typedef struct esp_path {
     bool up;
+    bool standby;                  /* a fallback: used only when no other path is up */
     unsigned via;                  /* the caller's name for it */
     size_t flight;                 /* bytes sent on it, not acknowledged or sacked */
     size_t cwnd, ssthresh;

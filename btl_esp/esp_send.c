@@ -342,10 +342,11 @@ static bool later(const esp_conn_t *c, const esp_path_t *a, const esp_path_t *b,
  * live path's congestion window is full. Data goes to the live path by
  * which it would arrive first (later()), within each path's own congestion
  * window, grown and cut by its own deliveries and losses. A tiny segment
- * (latency, not volume) takes the live path with the shortest round trip. With no path live (all dead, being probed), every path is
- * tried in turn: whichever comes back carries the data, and the peer
- * timeout still ends the job when none does. `avoid` is not chosen while
- * another path can be.
+ * (latency, not volume) takes the live path with the shortest round trip.
+ * With no path live (all dead, being probed), every path is tried in turn:
+ * whichever comes back carries the data, and the peer timeout still ends
+ * the job when none does. `avoid` is not chosen while another path can be.
+ * Standby paths are left out while another live path (not `avoid`) is.
  */
 static unsigned pick_path(const esp_conn_t *c, size_t len, unsigned avoid)
 {
@@ -353,15 +354,17 @@ static unsigned pick_path(const esp_conn_t *c, size_t len, unsigned avoid)
         const esp_path_t *pa = &c->path[0];
         return pa->flight == 0 || pa->flight + len <= pa->cwnd ? 0 : ESP_NO_PATH;
     }
-    bool any_up = false;
+    bool any_up = false, main_up = false;
     for (unsigned k = 0; k < c->npaths; k++) {
         any_up |= c->path[k].up;
+        main_up |= c->path[k].up && !c->path[k].standby && k != avoid;
     }
     bool tiny = len <= c->p->cfg.tiny;
     unsigned best = ESP_NO_PATH, fallback = ESP_NO_PATH;
     for (unsigned k = 0; k < c->npaths; k++) {
         const esp_path_t *pa = &c->path[k];
-        if ((any_up && !pa->up) || (pa->flight > 0 && pa->flight + len > pa->cwnd)) {
+        if ((any_up && !pa->up) || (main_up && pa->standby)
+            || (pa->flight > 0 && pa->flight + len > pa->cwnd)) {
             continue;
         }
         if (k == avoid) {
@@ -376,12 +379,15 @@ static unsigned pick_path(const esp_conn_t *c, size_t len, unsigned avoid)
     return best != ESP_NO_PATH ? best : fallback;
 }
 
-/* The first live path (the handshake's and a lone resend's fallback). */
+/* The first live path, standby ones last (the handshake's and a lone
+ * resend's fallback). */
 static unsigned first_path(const esp_conn_t *c)
 {
-    for (unsigned k = 0; k < c->npaths; k++) {
-        if (c->path[k].up) {
-            return k;
+    for (int standby = 0; standby < 2; standby++) {
+        for (unsigned k = 0; k < c->npaths; k++) {
+            if (c->path[k].up && c->path[k].standby == (standby == 1)) {
+                return k;
+            }
         }
     }
     return 0;

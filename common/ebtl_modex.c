@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <stdlib.h>
 #include <string.h>
 
 size_t ebtl_modex_size(size_t count)
@@ -231,6 +232,36 @@ int ebtl_modex_choose_paths(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_
         addr[0] = best;
         n = 1;
     }
+    return n;
+}
+
+int ebtl_modex_choose_paths_near_first(const ebtl_if_t *ifs, const bool *far, size_t nifs,
+                                       const ebtl_modex_addr_t *addrs, int naddrs, bool same_host,
+                                       const ebtl_route_t *route, size_t *nic, int *addr, int max)
+{
+    if (far == NULL || nifs == 0) {
+        return ebtl_modex_choose_paths(ifs, nifs, addrs, naddrs, same_host, route, nic, addr, max);
+    }
+    ebtl_if_t *sorted = malloc(nifs * sizeof(*sorted));
+    size_t *order = malloc(nifs * sizeof(*order));
+    int n = 0;
+    if (sorted != NULL && order != NULL) {
+        size_t k = 0;
+        for (int pass = 0; pass < 2; pass++) {
+            for (size_t i = 0; i < nifs; i++) {
+                if (far[i] == (pass == 1)) {
+                    order[k] = i;
+                    sorted[k++] = ifs[i];
+                }
+            }
+        }
+        n = ebtl_modex_choose_paths(sorted, nifs, addrs, naddrs, same_host, route, nic, addr, max);
+        for (int j = 0; j < n; j++) {
+            nic[j] = order[nic[j]];
+        }
+    }
+    free(sorted);
+    free(order);
     return n;
 }
 

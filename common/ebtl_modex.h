@@ -120,6 +120,14 @@ int ebtl_modex_choose_paths(const ebtl_if_t *ifs, size_t nifs, const ebtl_modex_
                             int naddrs, bool same_host, const ebtl_route_t *route, size_t *nic,
                             int *addr, int max);
 
+/* The same with our addresses whose far[i] is set (NIC locality) taken
+ * after all the others, so that they get a path only when the others
+ * leave room or reach nothing; far NULL: in their order. Returns how many
+ * paths (0: unreachable, or out of memory). */
+int ebtl_modex_choose_paths_near_first(const ebtl_if_t *ifs, const bool *far, size_t nifs,
+                                       const ebtl_modex_addr_t *addrs, int naddrs, bool same_host,
+                                       const ebtl_route_t *route, size_t *nic, int *addr, int max);
+
 /* Whether a can be sent to: both ports published (udp), or a link
  * address (esp's other wires). */
 bool ebtl_modex_usable(const ebtl_modex_addr_t *a);

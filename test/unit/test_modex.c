@@ -338,6 +338,26 @@ static void paths_max_honoured(void)
     CHECK(ebtl_modex_choose_paths(ifs, 3, peer, 3, false, &route, nic, addr, 0) == 0);
 }
 
+/* NIC locality: our far addresses come after the near ones, whatever
+ * their order; with room for one path only the near one gets it, and a
+ * peer only a far address reaches still gets its path. */
+static void paths_near_first(void)
+{
+    ebtl_if_t ifs[2] = {iface4_on("10.1.0.5", 24, 2), iface4_on("10.2.0.5", 24, 3)};
+    ebtl_modex_addr_t peer[2] = {peer4("10.1.0.9", 0), peer4("10.2.0.9", 1)};
+    bool far[2] = {true, false};
+    size_t nic[4];
+    int addr[4];
+    CHECK(ebtl_modex_choose_paths_near_first(ifs, far, 2, peer, 2, false, NULL, nic, addr, 4) == 2);
+    CHECK(nic[0] == 1 && addr[0] == 1 && nic[1] == 0 && addr[1] == 0);
+    CHECK(ebtl_modex_choose_paths_near_first(ifs, far, 2, peer, 2, false, NULL, nic, addr, 1) == 1);
+    CHECK(nic[0] == 1 && addr[0] == 1);
+    CHECK(ebtl_modex_choose_paths_near_first(ifs, NULL, 2, peer, 2, false, NULL, nic, addr, 1) == 1);
+    CHECK(nic[0] == 0 && addr[0] == 0);
+    CHECK(ebtl_modex_choose_paths_near_first(ifs, far, 2, peer, 1, false, NULL, nic, addr, 4) == 1);
+    CHECK(nic[0] == 0 && addr[0] == 0);
+}
+
 /* A peer address is the far end of one path: two addresses of ours the
  * route to it leaves by (one interface) make one path; and an address a
  * subnet's path uses is not routed to again. */
@@ -466,6 +486,7 @@ int main(int argc, char **argv)
     RUN("modex", paths_no_route_unchanged);
     RUN("modex", paths_loopback_unchanged);
     RUN("modex", paths_max_honoured);
+    RUN("modex", paths_near_first);
     RUN("modex", paths_address_used_once);
     RUN("modex", paths_only_routed);
     RUN("route", route_loopback);
