@@ -147,6 +147,17 @@ static mca_btl_base_module_t **drop_modules(mca_btl_sctp_component_t *c,
     return NULL;
 }
 
+/* Whether the n selected addresses from first are all on NICs far from
+ * our cores (btl_sctp_if_locality). */
+static bool module_is_far(const mca_btl_sctp_component_t *c, size_t first, size_t n)
+{
+    bool far = c->base.ifaces.prefer_near && n > 0;
+    for (size_t i = first; far && i < first + n; i++) {
+        far = c->base.ifaces.place[i] == EBTL_NIC_FAR;
+    }
+    return far;
+}
+
 /* One module for every selected address (the module's own set-up is
  * btl_sctp_module.c). */
 static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
@@ -198,6 +209,14 @@ static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
         }
         c->modules[c->num_modules++] = m;
         btls[k] = &m->base.super;
+        if (per_if && module_is_far(c, first, addrs_of[k])) {
+            /* btl_sctp_if_locality: the BML sends eager by the lowest
+             * latency and splits large messages by bandwidth, so a far
+             * NIC's module gets next to nothing while a near one works */
+            m->base.super.btl_latency += 1;
+            m->base.super.btl_bandwidth = m->base.super.btl_bandwidth / 100 > 0
+                                              ? m->base.super.btl_bandwidth / 100 : 1;
+        }
     }
     int rc = mca_btl_sctp_modex_send();
     if (rc != OPAL_SUCCESS) {
@@ -205,6 +224,10 @@ static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
         return drop_modules(c, btls);
     }
     c->module = c->modules[0];
+    if (c->verbose >= 1) {
+        opal_output(0, "btl sctp rank %u: interfaces: %s", OPAL_PROC_MY_NAME.vpid,
+                    c->base.ifaces.locality);
+    }
     if (per_if && nmod > 1 && OPAL_PROC_MY_NAME.vpid == 0) {
         EBTL_SHOW_HELP("one-to-one-no-failover", nmod, ebtl_help_host());
     }

@@ -196,6 +196,35 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t
     return OPAL_SUCCESS;
 }
 
+/* Which of the module's addresses are far from our cores
+ * (btl_sctp_if_locality) into far[]: far, or NULL when none is. */
+static const bool *module_far(const mca_btl_sctp_module_t *m, bool far[EBTL_MODEX_MAX_ADDRS])
+{
+    const ebtl_mca_ifaces_t *ifs = &mca_btl_sctp_component.base.ifaces;
+    if (!ifs->prefer_near || m->ifaces < ifs->selected || m->ifaces >= ifs->selected + ifs->count) {
+        return NULL;
+    }
+    size_t first = (size_t) (m->ifaces - ifs->selected);
+    bool any = false;
+    for (size_t i = 0; i < m->num_ifaces && i < EBTL_MODEX_MAX_ADDRS; i++) {
+        far[i] = first + i < ifs->count && ifs->place[first + i] == EBTL_NIC_FAR;
+        any |= far[i];
+    }
+    return any ? far : NULL;
+}
+
+/* Paths by a far NIC are standby when another path of the link is not. */
+static void mark_standby(bsctp_link_t *l, const bool *far)
+{
+    bool any_near = false;
+    for (int k = 0; far != NULL && k < l->num_paths; k++) {
+        any_near |= !far[l->paths[k].nic];
+    }
+    for (int k = 0; k < l->num_paths; k++) {
+        l->paths[k].standby = any_near && far[l->paths[k].nic];
+    }
+}
+
 /* Make an endpoint for proc from its addresses: a link of the transport. */
 static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex_addr_t *addrs,
                         int n, uint64_t epoch, struct mca_btl_base_endpoint_t **out)
@@ -209,10 +238,13 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
     int which[BSCTP_MAX_PATHS];
     size_t num_addrs = bsctp_stack_num_addrs(&m->stack);
     bool same_host = OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags);
-    int npaths = m->stack.mode->btl_sockets
-                     ? ebtl_modex_choose_paths(m->ifaces, num_addrs, addrs, n, same_host,
-                                               &ebtl_route_kernel, nics, which, BSCTP_MAX_PATHS)
-                     : 0;
+    bool far_buf[EBTL_MODEX_MAX_ADDRS];
+    const bool *far = module_far(m, far_buf);
+    /* inet: the first pair is the association's primary path, a near one
+     * when there is one */
+    int npaths = ebtl_modex_choose_paths_near_first(m->ifaces, far, num_addrs, addrs, n, same_host,
+                                                    &ebtl_route_kernel, nics, which,
+                                                    m->stack.mode->btl_sockets ? BSCTP_MAX_PATHS : 1);
     if (npaths == 0) {
         which[0] = ebtl_modex_choose_path(m->ifaces, num_addrs, addrs, n, same_host, &nics[0]);
         npaths = which[0] >= 0;
@@ -239,6 +271,9 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
     }
     for (int k = 0; link >= 0 && k < npaths; k++) {
         (void) bsctp_core_add_path(&m->stack, (uint32_t) link, nics[k], &udp[k]);
+    }
+    if (link >= 0) {
+        mark_standby(&m->stack.links[link], far);
     }
     mca_btl_sctp_endpoint_t *ep = link >= 0 ? OBJ_NEW(mca_btl_sctp_endpoint_t) : NULL;
     if (ep == NULL) {

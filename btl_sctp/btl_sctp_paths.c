@@ -28,8 +28,12 @@ int bsctp_paths_pick(const bsctp_path_t *p, int n, const bsctp_nic_load_t *nics,
 {
     int pick = -1;
     uint64_t soonest = UINT64_MAX;
+    bool main_up = false;
     for (int k = 0; k < n; k++) {
-        if (p[k].down) {
+        main_up |= !p[k].down && !p[k].standby;
+    }
+    for (int k = 0; k < n; k++) {
+        if (p[k].down || (main_up && p[k].standby)) {
             continue;
         }
         uint64_t t = leave_ns(&nics[p[k].nic], len);
@@ -86,6 +90,7 @@ int bsctp_paths_tick(bsctp_path_t *p, int n, uint64_t now, bool probe[BSCTP_MAX_
         }
     }
     int downs = 0;
+    bool suspect = false;   /* a path carrying data has gone silent */
     for (int k = 0; k < n; k++) {
         bsctp_path_t *q = &p[k];
         if (q->heard_ns == 0) {
@@ -100,6 +105,7 @@ int bsctp_paths_tick(bsctp_path_t *p, int n, uint64_t now, bool probe[BSCTP_MAX_
         if (!active || silent < BSCTP_PROBE_AFTER_NS) {
             continue;
         }
+        suspect = true;
         /* Down only while another path hears: a peer silent everywhere is
          * busy (or gone: the association's timers say so), not its NIC. */
         if (silent >= BSCTP_DEAD_AFTER_NS && heard_last > q->heard_ns
@@ -111,6 +117,14 @@ int bsctp_paths_tick(bsctp_path_t *p, int n, uint64_t now, bool probe[BSCTP_MAX_
             continue;
         }
         probe[k] = now - q->probe_ns >= BSCTP_PROBE_AFTER_NS;
+    }
+    /* An idle standby hears only when asked: ask it while a path is in doubt. */
+    for (int k = 0; suspect && k < n; k++) {
+        const bsctp_path_t *q = &p[k];
+        bool idle = q->sent_ns == 0 || now - q->sent_ns >= BSCTP_ACTIVE_NS;
+        if (q->standby && !q->down && idle && now - q->probe_ns >= BSCTP_PROBE_AFTER_NS) {
+            probe[k] = true;
+        }
     }
     for (int k = 0; k < n; k++) {
         if (probe[k]) {

@@ -21,6 +21,10 @@
  *    silent while another path of the peer hears is down, and new packets
  *    avoid it. A peer silent on every path (computing outside MPI) loses no
  *    path. A down path is probed and comes back with the first echo.
+ *  - Standby paths (by a NIC far from our cores, btl_sctp_if_locality)
+ *    carry packets only while every other path is down. They are probed
+ *    while another path is silent, so that a dead main path shows as one
+ *    (the standby hears, it does not) and the standby takes over.
  */
 #ifndef BTL_SCTP_PATHS_H
 #define BTL_SCTP_PATHS_H
@@ -47,6 +51,7 @@ typedef struct bsctp_path {
     ebtl_sockaddr_t udp;          /* the peer's address on it */
     uint16_t nic;                 /* our socket */
     bool down;
+    bool standby;                 /* a fallback: used only while every other path is down */
     uint64_t heard_ns;            /* the last datagram that came in on it */
     uint64_t sent_ns;             /* the last packet that left on it */
     uint64_t probe_ns;            /* the last probe */
@@ -63,8 +68,8 @@ typedef struct bsctp_nic_load {
 } bsctp_nic_load_t;
 
 /* The path for a packet of len bytes: the live one where it would leave
- * soonest (unknown rates taken as the best known, or equal); every path
- * down: the one heard last. n >= 1. */
+ * soonest (unknown rates taken as the best known, or equal), standby paths
+ * only when no other is live; every path down: the one heard last. n >= 1. */
 int bsctp_paths_pick(const bsctp_path_t *p, int n, const bsctp_nic_load_t *nics, size_t len);
 
 /* The packet went on path k. */

@@ -174,7 +174,7 @@ void bsctp_stats_report(mca_btl_sctp_module_t *m)
             char a[64];
             opal_output(0, "btl sctp path rank %u: peer %u path %d %s -> %s: tx_packets=%llu "
                         "tx_bytes=%llu rx_packets=%llu rx_bytes=%llu downs=%llu ups=%llu "
-                        "probes=%llu nic_rate_MBps=%llu %s", (unsigned) OPAL_PROC_MY_NAME.vpid,
+                        "probes=%llu nic_rate_MBps=%llu %s%s", (unsigned) OPAL_PROC_MY_NAME.vpid,
                         l->vpid, k,
                         m->ifaces[p->nic].name, ebtl_sockaddr_format(&p->udp, a, sizeof(a)),
                         (unsigned long long) p->tx_packets, (unsigned long long) p->tx_bytes,
@@ -183,7 +183,7 @@ void bsctp_stats_report(mca_btl_sctp_module_t *m)
                         (unsigned long long) p->probes,
                         st->nic_load != NULL
                             ? (unsigned long long) (st->nic_load[p->nic].rate / 1000000u) : 0ull,
-                        p->down ? "down" : "up");
+                        p->down ? "down" : "up", p->standby ? " standby" : "");
         }
     }
 }

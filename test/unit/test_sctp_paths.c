@@ -177,6 +177,50 @@ static void test_silent_path_probed_then_down_then_back(void)
     CHECK(!p[1].down && p[1].ups == 1);
 }
 
+/* A standby path carries nothing while the main one lives, however long
+ * the main NIC's queue; it is probed once the main path goes silent while
+ * carrying data, and its answers make the main path down: then it carries. */
+static void test_standby_path(void)
+{
+    bsctp_path_t p[2];
+    bsctp_nic_load_t nics[2];
+    bool probe[BSCTP_MAX_PATHS];
+    two_paths(p, nics);
+    p[1].standby = true;
+    nics[0].queued = 4u << 20;   /* the main NIC backlogged, the standby empty */
+    CHECK(bsctp_paths_pick(p, 2, nics, PKT) == 0);
+    uint64_t t = 100 * MS;
+    int standby_probes = 0;
+    for (uint64_t dt = 0; dt <= 20 * MS; dt += MS) {   /* main path hears: no probe */
+        bsctp_paths_sent(p, 0, &nics[0], PKT, t + dt);
+        bsctp_paths_heard(p, 0, 60, t + dt);
+        bsctp_paths_tick(p, 2, t + dt, probe);
+        standby_probes += probe[1];
+    }
+    CHECK(standby_probes == 0);
+    t += 20 * MS;
+    uint64_t down_at = 0, first_probe = 0;
+    for (uint64_t dt = MS; dt <= 60 * MS && down_at == 0; dt += MS) {   /* main path silent */
+        uint64_t now = t + dt;
+        bsctp_paths_sent(p, 0, &nics[0], PKT, now);
+        if (bsctp_paths_tick(p, 2, now, probe) > 0) {
+            down_at = dt;
+        }
+        if (probe[1]) {
+            first_probe = first_probe ? first_probe : dt;
+            bsctp_paths_heard(p, 1, BSCTP_PROBE_LEN, now + MS / 2);   /* its echo */
+        }
+    }
+    printf("    standby probed %llu ms into the silence, main path down at %llu ms\n",
+           (unsigned long long) (first_probe / MS), (unsigned long long) (down_at / MS));
+    CHECK(first_probe >= BSCTP_PROBE_AFTER_NS && first_probe <= BSCTP_PROBE_AFTER_NS + MS);
+    CHECK(p[0].down && !p[1].down && down_at <= BSCTP_DEAD_AFTER_NS + 2 * MS);
+    CHECK(bsctp_paths_pick(p, 2, nics, PKT) == 1);
+    /* the main path back: it carries again */
+    CHECK(bsctp_paths_heard(p, 0, BSCTP_PROBE_LEN, t + 70 * MS));
+    CHECK(bsctp_paths_pick(p, 2, nics, PKT) == 0);
+}
+
 static void test_peer_silent_everywhere_keeps_paths(void)
 {
     bsctp_path_t p[2];
@@ -375,6 +419,7 @@ int main(int argc, char **argv)
     RUN("bsctp_paths", test_down_path_not_picked);
     RUN("bsctp_paths", test_silent_path_probed_then_down_then_back);
     RUN("bsctp_paths", test_peer_silent_everywhere_keeps_paths);
+    RUN("bsctp_paths", test_standby_path);
     RUN("bsctp_paths", test_one_path_left_alone);
     RUN("bsctp_paths", test_probe_round_trip_and_foreign_bytes);
     RUN("bsctp_paths", test_packet_tsns);
