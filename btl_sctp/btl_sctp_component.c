@@ -147,17 +147,6 @@ static mca_btl_base_module_t **drop_modules(mca_btl_sctp_component_t *c,
     return NULL;
 }
 
-/* Whether the n selected addresses from first are all on NICs far from
- * our cores (btl_sctp_if_locality). */
-static bool module_is_far(const mca_btl_sctp_component_t *c, size_t first, size_t n)
-{
-    bool far = c->base.ifaces.prefer_near && n > 0;
-    for (size_t i = first; far && i < first + n; i++) {
-        far = c->base.ifaces.place[i] == EBTL_NIC_FAR;
-    }
-    return far;
-}
-
 /* One module for every selected address (the module's own set-up is
  * btl_sctp_module.c). */
 static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
@@ -168,6 +157,16 @@ static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
      * ::1 are one wire), each its own stack, SCTP port btl_sctp_port + its
      * index (the process's usrsctp holds all their listeners). */
     bool per_if = c->style->module_per_interface;
+    if (per_if && c->base.ifaces.prefer_near) {
+        /* A module per NIC: weighting the far ones down (a higher latency,
+         * as usnic does) left a 4-rank flood across two hosts hanging in
+         * about one run in five here (each side then opens its first
+         * association on a different module); until that is understood,
+         * ob1 stripes over every NIC as before. */
+        c->base.ifaces.prefer_near = false;
+        snprintf(c->base.ifaces.locality, sizeof(c->base.ifaces.locality),
+                 "all interfaces (style one-to-one: a module per NIC, not chosen by locality)");
+    }
     size_t addrs_of[EBTL_MODEX_MAX_ADDRS];
     if (c->base.ifaces.count > EBTL_MODEX_MAX_ADDRS) {
         c->base.ifaces.count = EBTL_MODEX_MAX_ADDRS;   /* the modex record holds no more */
@@ -209,14 +208,6 @@ static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
         }
         c->modules[c->num_modules++] = m;
         btls[k] = &m->base.super;
-        if (per_if && module_is_far(c, first, addrs_of[k])) {
-            /* btl_sctp_if_locality: the BML sends eager by the lowest
-             * latency and splits large messages by bandwidth, so a far
-             * NIC's module gets next to nothing while a near one works */
-            m->base.super.btl_latency += 1;
-            m->base.super.btl_bandwidth = m->base.super.btl_bandwidth / 100 > 0
-                                              ? m->base.super.btl_bandwidth / 100 : 1;
-        }
     }
     int rc = mca_btl_sctp_modex_send();
     if (rc != OPAL_SUCCESS) {
