@@ -266,12 +266,13 @@ void esp_stats_report(mca_btl_esp_module_t *m)
         memset(&ru, 0, sizeof(ru));
     }
     opal_output(0, "btl esp stats rank %u: wire=%s tx_datagrams=%llu tx_gso=%llu tx_gso_refused=%llu "
-                "tx_errors=%llu rx_datagrams=%llu rx_gro=%llu rx_truncated=%llu gso=%s gro=%s "
-                "cpu_user_s=%.3f cpu_sys_s=%.3f", rank, m->wire->name,
-                (unsigned long long) w.tx_datagrams, (unsigned long long) w.tx_gso,
+                "tx_errors=%llu rx_datagrams=%llu rx_gro=%llu rx_truncated=%llu "
+                "rx_kernel_drops=%llu gso=%s gro=%s cpu_user_s=%.3f cpu_sys_s=%.3f", rank,
+                m->wire->name, (unsigned long long) w.tx_datagrams, (unsigned long long) w.tx_gso,
                 (unsigned long long) w.tx_gso_refused, (unsigned long long) w.tx_errors,
                 (unsigned long long) w.rx_datagrams, (unsigned long long) w.rx_gro,
-                (unsigned long long) w.rx_truncated, gso ? "on" : "off", gro ? "on" : "off",
+                (unsigned long long) w.rx_truncated, (unsigned long long) w.rx_kernel_drops,
+                gso ? "on" : "off", gro ? "on" : "off",
                 ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
                 ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
     esp_wire_eth_report(m, rank);

@@ -227,6 +227,7 @@ static void eth_stats(const mca_btl_esp_nic_t *nic, ebtl_dgram_stats_t *w,
         w->rx_datagrams += s->rx_frames;
         w->rx_bytes += s->rx_bytes;
         w->rx_truncated += s->rx_truncated;
+        w->rx_kernel_drops += s->rx_kernel_drops;
         ebtl_fault_stats_add(faults, e->fault);
     }
 }

@@ -146,6 +146,7 @@ void esp_wire_udp_stats(const mca_btl_esp_nic_t *nic, ebtl_dgram_stats_t *w,
         w->rx_bytes += s->stats.rx_bytes;
         w->rx_gro += s->stats.rx_gro;
         w->rx_truncated += s->stats.rx_truncated;
+        w->rx_kernel_drops += ebtl_dgram_kernel_drops(s);
         *gso |= ch == ESP_CH_DATA && s->gso;
         *gro |= ch == ESP_CH_DATA && s->gro;
         ebtl_fault_stats_add(faults, s->fault);

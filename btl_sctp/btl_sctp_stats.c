@@ -90,6 +90,7 @@ static const ebtl_counter_t counters[] = {
     {"tx_errors", "Datagrams the kernel refused (SCTP sends them again)"},
     {"udp_tx_gso", "Sends that carried several datagrams at once (UDP GSO, mode conn)"},
     {"udp_rx_gro", "Reads that returned several datagrams at once (UDP GRO, mode conn)"},
+    {"udp_rx_kernel_drops", "Datagrams the kernel dropped because a socket's receive buffer was full (mode conn)"},
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
 #define N_BTL 25   /* tx_msgs .. sacks_withheld */
@@ -109,7 +110,7 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
     if (m->stack_open) {
         usrsctp_get_stat(&u);
     }
-    uint64_t tx = 0, rx = 0, tx_err = 0, gso = 0, gro = 0;
+    uint64_t tx = 0, rx = 0, tx_err = 0, gso = 0, gro = 0, drops = 0;
     for (size_t i = 0; i < m->stack.num_socks; i++) {
         const ebtl_dgram_sock_t *d = &m->stack.socks[i];
         tx += d->stats.tx_datagrams;
@@ -117,6 +118,7 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
         tx_err += d->stats.tx_errors;
         gso += d->stats.tx_gso;
         gro += d->stats.rx_gro;
+        drops += ebtl_dgram_kernel_drops(d);
         if (faults != NULL) {
             ebtl_fault_stats_add(faults, d->fault);
         }
@@ -133,7 +135,7 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
         u.sctps_recvdupdata, u.sctps_badsum + s->rx_badsum, u.sctps_hdrops, u.sctps_outoftheblue,
         u.sctps_badvtag, u.sctps_datadroprwnd, u.sctps_activeestab, u.sctps_passiveestab,
         u.sctps_aborted, u.sctps_senderrors,
-        tx, rx, tx_err, gso, gro,
+        tx, rx, tx_err, gso, gro, drops,
     };
     _Static_assert(sizeof(all) / sizeof(all[0]) == NCOUNTERS, "a value for every counter");
     memcpy(v, all, sizeof(all));

@@ -22,6 +22,8 @@
 #endif
 #include "ebtl_dgram.h"
 
+#include <linux/sock_diag.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
@@ -164,6 +166,17 @@ static size_t set_buffer(int fd, int force_opt, int opt, size_t want)
         got = 0;
     }
     return (size_t) got;
+}
+
+uint64_t ebtl_dgram_kernel_drops(const ebtl_dgram_sock_t *s)
+{
+    uint32_t mem[SK_MEMINFO_VARS];
+    socklen_t l = sizeof(mem);
+    if (s->fd < 0 || getsockopt(s->fd, SOL_SOCKET, SO_MEMINFO, mem, &l) != 0
+        || l <= SK_MEMINFO_DROPS * sizeof(mem[0])) {
+        return 0;
+    }
+    return mem[SK_MEMINFO_DROPS];
 }
 
 static bool is_link_local6(const unsigned char *a)

@@ -64,6 +64,7 @@ typedef struct ebtl_dgram_stats {
     uint64_t rx_datagrams, rx_bytes;
     uint64_t rx_gro;          /* reads that returned several datagrams (UDP GRO) */
     uint64_t rx_truncated;    /* longer than the receive buffer: dropped */
+    uint64_t rx_kernel_drops; /* only in sums made for reports (ebtl_dgram_kernel_drops) */
 } ebtl_dgram_stats_t;
 
 typedef struct ebtl_dgram_sock {
@@ -93,6 +94,12 @@ typedef struct ebtl_dgram_open_args {
     size_t rcvbuf, sndbuf;     /* wanted socket buffers; SO_*BUFFORCE tried first */
     bool want_gro;             /* try UDP_GRO on the socket */
 } ebtl_dgram_open_args_t;
+
+/* Datagrams the kernel dropped before this socket could read them: its
+ * receive buffer was full (or a checksum was bad). The kernel's count for
+ * the socket (SO_MEMINFO), 0 when it cannot be read. A system call: for
+ * counters, not for every pass. */
+uint64_t ebtl_dgram_kernel_drops(const ebtl_dgram_sock_t *s);
 
 /* Open a non-blocking UDP socket bound to iface's address. Returns 0, or -1
  * with one message in err (naming the address and the system error). */

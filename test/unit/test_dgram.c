@@ -379,6 +379,40 @@ static void truncated_dropped(void)
     ebtl_dgram_close(&b);
 }
 
+/* A receiver that does not read: once its buffer is full the kernel
+ * drops, and ebtl_dgram_kernel_drops counts what it dropped. */
+static void kernel_drops_counted(void)
+{
+    ebtl_dgram_sock_t a, b;
+    ebtl_if_t ifa = unit_lo_if(65536);
+    ebtl_dgram_open_args_t args = {.iface = &ifa, .port = 0, .rcvbuf = 64u << 10, .sndbuf = 4u << 20};
+    char err[256] = "";
+    if (!open_lo(&a, false) || ebtl_dgram_open(&b, &args, err, sizeof(err)) != 0) {
+        printf("    open: %s\n", err);
+        CHECK(0);
+        return;
+    }
+    CHECK(ebtl_dgram_kernel_drops(&b) == 0);
+    static unsigned char buf[8192];
+    pattern(buf, sizeof(buf), 9);
+    struct iovec v = {buf, sizeof(buf)};
+    unsigned sent = 0;
+    for (int i = 0; i < 200; i++) {   /* 1.6 MB into a buffer of 64 KiB (128 KiB granted) */
+        sent += ebtl_dgram_send(&a, &b.local, &v, 1) == 0;
+    }
+    got_t got[EBTL_DGRAM_RX_BATCH];
+    unsigned n = 0, r;
+    while ((r = recv_wait(&b, got, EBTL_DGRAM_RX_BATCH, 1, EBTL_DGRAM_RX_BATCH, 100)) > 0) {
+        got_free(got, r);
+        n += r;
+    }
+    uint64_t drops = ebtl_dgram_kernel_drops(&b);
+    printf("    %u sent, %u read, %llu dropped by the kernel\n", sent, n, (unsigned long long) drops);
+    CHECK(sent == 200 && n < sent && drops > 0 && n + drops == sent);
+    ebtl_dgram_close(&a);
+    ebtl_dgram_close(&b);
+}
+
 /* Segments from one send_gso: each an independent datagram, in order,
  * whether the kernel segments (GSO), the receiver splits (GRO) or the
  * layer falls back to one by one. */
@@ -995,6 +1029,7 @@ int main(int argc, char **argv)
     RUN("dgram", txq_autoflush);
     RUN("dgram", max_and_oversize);
     RUN("dgram", truncated_dropped);
+    RUN("dgram", kernel_drops_counted);
     RUN("dgram", gso_ten_segments);
     RUN("dgram", gso_to_gro_receiver);
     RUN("dgram", gso_many_segments);
