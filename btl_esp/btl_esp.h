@@ -104,6 +104,8 @@ extern mca_btl_esp_module_t mca_btl_esp_module_template;
 /* btl_esp_module.c */
 int mca_btl_esp_module_init(mca_btl_esp_module_t *m);
 int mca_btl_esp_progress(void);
+/* Whether esp has data out or timers due (the progress thread ticks faster). */
+bool mca_btl_esp_busy(void);
 
 /* btl_esp_wire.c: the NICs on the chosen wire, the engine's transmit
  * callback, receiving */

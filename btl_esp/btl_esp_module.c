@@ -227,6 +227,7 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
 static int esp_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_esp_module_t *m = (mca_btl_esp_module_t *) btl;
+    ebtl_thread_stop(&mca_btl_esp_component.base.thread);   /* before anything goes */
     esp_stats_report(m);
     esp_proto_destroy(m->proto);
     m->proto = NULL;
@@ -399,7 +400,20 @@ int mca_btl_esp_progress(void)
     esp_proto_tick(m->proto, now);
     m->wire->flush(m);
     ESP_UNLOCK(m);
+    ebtl_thread_pass(&mca_btl_esp_component.base.thread, now, n);
     return n;
+}
+
+bool mca_btl_esp_busy(void)
+{
+    mca_btl_esp_module_t *m = mca_btl_esp_component.module;
+    if (m == NULL || m->proto == NULL) {
+        return false;
+    }
+    ESP_LOCK(m);
+    bool busy = !esp_proto_idle(m->proto);
+    ESP_UNLOCK(m);
+    return busy;
 }
 
 /* The module every process has: common/ebtl_base's functions, esp's own

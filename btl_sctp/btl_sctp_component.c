@@ -340,5 +340,5 @@ static int bsctp_component_register(void)
 
 mca_btl_sctp_component_t mca_btl_sctp_component = {
     .base = EBTL_COMPONENT("sctp", bsctp_component_register, mca_btl_sctp_progress,
-                           bsctp_params_valid, bsctp_make_modules),
+                           bsctp_params_valid, bsctp_make_modules, NULL),
 };

@@ -343,6 +343,7 @@ static void report_style(mca_btl_sctp_module_t *m)
 static int bsctp_finalize(struct mca_btl_base_module_t *btl)
 {
     mca_btl_sctp_module_t *m = (mca_btl_sctp_module_t *) btl;
+    ebtl_thread_stop(&mca_btl_sctp_component.base.thread);   /* before anything goes */
     bsctp_stats_report(m);
     report_streams(m);
     report_style(m);
@@ -565,6 +566,7 @@ int mca_btl_sctp_progress(void)
         flush_pending(m);
         BSCTP_UNLOCK(m);
     }
+    ebtl_thread_pass(&c->base.thread, ebtl_dgram_now_ns(), n);
     return n;
 }
 

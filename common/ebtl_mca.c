@@ -10,6 +10,7 @@
 #include <opal/runtime/opal.h>
 #include <opal/util/proc.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -147,6 +148,14 @@ int ebtl_mca_register(ebtl_component_t *component, const ebtl_mca_param_t *param
     }
     self = component;
     ifaces_register(v, &component->ifaces, "127.0.0.0/8,::1");
+    component->progress_thread = 0;
+    (void) mca_base_component_var_register(v, "progress_thread",
+        "1: a thread that moves this BTL's data while the application computes between MPI "
+        "calls (rendezvous, pipelines, ACKs, retransmissions, the peer's liveness), as btl "
+        "tcp's does; it makes Open MPI's locks real for the whole job. 0: data moves only "
+        "inside MPI calls (docs/tuning.md, the progress thread)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+        &component->progress_thread);
     params_register(v, params, num_params);
     faults_register(v, &component->faults);
     return base_params_register(v, module_template, defaults);
@@ -175,7 +184,7 @@ static int ifaces_select(const char *component_name, ebtl_mca_ifaces_t *params)
 {
     ebtl_if_t **out = &params->selected;
     size_t *count = &params->count;
-    char prefix[64], err[1024];
+    char prefix[96], err[1024];
     ebtl_if_t *all;
     size_t nall;
 
@@ -229,6 +238,13 @@ static int ifaces_select(const char *component_name, ebtl_mca_ifaces_t *params)
     return 0;
 }
 
+/* The progress thread's tick: fast while the component has work. */
+static bool component_busy(void *ctx)
+{
+    (void) ctx;
+    return self->busy == NULL || self->busy();
+}
+
 static const char *const locality_names[] = {"nearest", "all", NULL};
 
 /* Place the selected addresses' NICs relative to this process's binding,
@@ -237,7 +253,7 @@ static const char *const locality_names[] = {"nearest", "all", NULL};
  * a bad if_locality. */
 static int ifaces_locate(const char *component_name, ebtl_mca_ifaces_t *params)
 {
-    char name[64], err[256];
+    char name[96], err[256];
     snprintf(name, sizeof(name), "btl_%s_if_locality", component_name);
     int choice = ebtl_param_keyword(name, params->if_locality, locality_names, err, sizeof(err));
     if (choice < 0) {
@@ -298,6 +314,7 @@ int ebtl_mca_component_open(void)
 int ebtl_mca_component_close(void)
 {
     if (self != NULL) {
+        ebtl_thread_stop(&self->thread);
         ifaces_release(&self->ifaces);
     }
     return OPAL_SUCCESS;
@@ -314,7 +331,23 @@ mca_btl_base_module_t **ebtl_mca_component_init(int *num_btls, bool enable_progr
         || ifaces_locate(name, &self->ifaces) != 0) {
         return NULL;
     }
-    return self->make_modules(num_btls);
+    char err[256], param[96];
+    snprintf(param, sizeof(param), "btl_%s_progress_thread", name);
+    if (ebtl_param_check_range(param, self->progress_thread, 0, 1, err, sizeof(err)) != 0) {
+        ebtl_help_bad_param(err);
+        return NULL;
+    }
+    mca_btl_base_module_t **btls = self->make_modules(num_btls);
+    if (btls != NULL && *num_btls > 0 && self->progress_thread) {
+        /* Before ob1 looks at the modules: it guards its matching then. */
+        ebtl_thread_enable(btls, *num_btls);
+        if (ebtl_thread_start(&self->thread, component_busy, NULL, 1000000, 10000000) != 0) {
+            snprintf(err, sizeof(err), "%s=1: cannot start the thread (%s); data moves only "
+                     "inside MPI calls", param, strerror(errno));
+            ebtl_help_bad_param(err);
+        }
+    }
+    return btls;
 }
 
 /* ------------------------------------------------- the fault layer */

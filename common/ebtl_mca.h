@@ -20,6 +20,7 @@
 #include "ebtl_fault.h"
 #include "ebtl_ifsel.h"
 #include "ebtl_locality.h"
+#include "ebtl_thread.h"
 
 /* Messages under --mca btl_base_verbose N. */
 #define EBTL_VERBOSE(level, ...) \
@@ -85,13 +86,19 @@ typedef struct ebtl_component {
      * wrong), then make the modules on ifaces.selected (NULL if none) */
     bool (*params_valid)(void);
     mca_btl_base_module_t **(*make_modules)(int *num_btls);
+    /* btl_<c>_progress_thread: the thread (ebtl_thread.h), started at init
+     * after make_modules; busy(): data out or timers due (the thread then
+     * ticks every millisecond, else every 10) */
+    int progress_thread;
+    ebtl_thread_t thread;
+    bool (*busy)(void);
 } ebtl_component_t;
 
 /* The initializer of a component's ebtl_component_t, e.g.
  *   mca_btl_x_component_t mca_btl_x_component = {
  *       .base = EBTL_COMPONENT("x", x_register, x_progress, x_params_valid, x_make_modules)};
  * Open, close and init are common/'s (below). */
-#define EBTL_COMPONENT(name, register_fn, progress_fn, params_valid_fn, make_modules_fn)  \
+#define EBTL_COMPONENT(name, register_fn, progress_fn, params_valid_fn, make_modules_fn, busy_fn) \
     {                                                                           \
         .super = {                                                              \
             .btl_version = {                                                    \
@@ -106,6 +113,7 @@ typedef struct ebtl_component {
         },                                                                      \
         .params_valid = (params_valid_fn),                                      \
         .make_modules = (make_modules_fn),                                      \
+        .busy = (busy_fn),                                                      \
     }
 
 /* The component's register function: if_include and if_exclude (loopback

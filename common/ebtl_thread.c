@@ -1,0 +1,98 @@
+/*
+ * Copyright (c) 2026 The ompi-esp-sctp authors. All rights reserved.
+ * SPDX-License-Identifier: BSD-3-Clause (see LICENSE)
+ */
+/* The progress thread (see ebtl_thread.h). */
+#include "ebtl_ompi.h"
+#include "ebtl_thread.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+
+#include <opal/runtime/opal_progress.h>
+
+static __thread bool in_progress_thread;
+
+bool ebtl_thread_is_self(void)
+{
+    return in_progress_thread;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t) (ns / 1000000000ull), (long) (ns % 1000000000ull)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+void ebtl_thread_enable(mca_btl_base_module_t **modules, int n)
+{
+    /* what btl tcp does for its thread (4.1 btl_tcp_component.c) */
+    opal_set_using_threads(true);
+    for (int i = 0; i < n; i++) {
+        modules[i]->btl_flags |= MCA_BTL_FLAGS_BTL_PROGRESS_THREAD_ENABLED;
+    }
+}
+
+static void *thread_main(void *arg)
+{
+    ebtl_thread_t *t = arg;
+    in_progress_thread = true;
+    while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+        uint64_t tick = t->busy(t->ctx) ? t->busy_ns : t->idle_ns;
+        if (now_ns() - __atomic_load_n(&t->main_pass_ns, __ATOMIC_RELAXED) < tick) {
+            t->yields++;   /* the application is in MPI: its passes do the work */
+            sleep_ns(tick);
+            continue;
+        }
+        uint64_t before = __atomic_load_n(&t->events, __ATOMIC_RELAXED);
+        opal_progress();
+        t->passes++;
+        if (__atomic_load_n(&t->events, __ATOMIC_RELAXED) == before) {
+            sleep_ns(tick);
+        }
+    }
+    return NULL;
+}
+
+int ebtl_thread_start(ebtl_thread_t *t, bool (*busy)(void *ctx), void *ctx, uint64_t busy_ns,
+                      uint64_t idle_ns)
+{
+    t->busy = busy;
+    t->ctx = ctx;
+    t->busy_ns = busy_ns;
+    t->idle_ns = idle_ns;
+    t->stop = false;
+    t->main_pass_ns = 0;
+    t->events = t->passes = t->yields = 0;
+    /* Signals stay with the application's threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&t->tid, NULL, thread_main, t);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    t->running = true;
+    return 0;
+}
+
+void ebtl_thread_stop(ebtl_thread_t *t)
+{
+    if (!t->running) {
+        return;
+    }
+    __atomic_store_n(&t->stop, true, __ATOMIC_RELEASE);
+    (void) pthread_join(t->tid, NULL);
+    t->running = false;
+}
