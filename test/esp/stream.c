@@ -7,16 +7,31 @@
  * "pid RANK PID", so test/esp/deadpeer can stop one of them mid-stream.
  *
  *   stream [SECONDS [SIZE[,SIZE...]]]   message n has the (n mod count)-th
- *                                       size (default one size: 64 KiB) */
+ *                                       size (default one size: 64 KiB)
+ *
+ * STREAM_COMPUTE=S in the environment: after the first round rank 1
+ * computes for S seconds (a spin on the clock, no MPI call) with the next
+ * round's messages on their way, as an application between exchanges. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DEPTH 16
 #define MAX_SIZES 16
+
+/* Spin for s seconds without calling MPI. */
+static void compute(double s)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((double) (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < s);
+}
 
 static unsigned char pattern(long msg, size_t i)
 {
@@ -73,7 +88,13 @@ int main(int argc, char **argv)
             MPI_Waitall(DEPTH, req, MPI_STATUSES_IGNORE);
         }
     } else {
+        double compute_s = getenv("STREAM_COMPUTE") ? atof(getenv("STREAM_COMPUTE")) : 0;
         for (;;) {
+            if (n == DEPTH && compute_s > 0) {
+                compute(compute_s);
+                printf("stream: rank 1 computed %.1f s without MPI calls\n", compute_s);
+                fflush(stdout);
+            }
             long more;
             MPI_Recv(&more, 1, MPI_LONG, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             if (more == 0) break;
