@@ -106,6 +106,8 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m);
 int mca_btl_esp_progress(void);
 /* Whether esp has data out or timers due (the progress thread ticks faster). */
 bool mca_btl_esp_busy(void);
+/* The sockets of esp's NICs, for the progress thread to sleep on. */
+int mca_btl_esp_wait_fds(int *out, int max);
 
 /* btl_esp_wire.c: the NICs on the chosen wire, the engine's transmit
  * callback, receiving */

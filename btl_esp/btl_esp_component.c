@@ -245,5 +245,6 @@ static int esp_component_register(void)
 
 mca_btl_esp_component_t mca_btl_esp_component = {
     .base = EBTL_COMPONENT("esp", esp_component_register, mca_btl_esp_progress,
-                           esp_params_valid, esp_make_modules, mca_btl_esp_busy),
+                           esp_params_valid, esp_make_modules, mca_btl_esp_busy,
+                           mca_btl_esp_wait_fds),
 };

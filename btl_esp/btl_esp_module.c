@@ -404,6 +404,16 @@ int mca_btl_esp_progress(void)
     return n;
 }
 
+int mca_btl_esp_wait_fds(int *out, int max)
+{
+    mca_btl_esp_module_t *m = mca_btl_esp_component.module;
+    int n = 0;
+    for (size_t i = 0; m != NULL && m->wire->wait_fds != NULL && i < m->num_nics; i++) {
+        n += m->wire->wait_fds(&m->nics[i], out + n, max - n);
+    }
+    return n;
+}
+
 bool mca_btl_esp_busy(void)
 {
     mca_btl_esp_module_t *m = mca_btl_esp_component.module;

@@ -75,6 +75,10 @@ typedef struct esp_wire_ops {
     /* Datagrams already read wait for the next recv on q. */
     bool (*rx_buffered)(const struct mca_btl_esp_nic *nic, unsigned q);
     /* Add nic's counters to sum; gso/gro: whether they are on. */
+    /* The descriptors that become readable when a datagram comes in, for
+     * the progress thread to sleep on (into out, at most max; returns how
+     * many, 0 when the wire has none: the thread then ticks). */
+    int (*wait_fds)(const struct mca_btl_esp_nic *nic, int *out, int max);
     void (*stats)(const struct mca_btl_esp_nic *nic, ebtl_dgram_stats_t *sum,
                   ebtl_fault_stats_t *faults, bool *gso, bool *gro);
 } esp_wire_ops_t;
@@ -113,6 +117,7 @@ int esp_wire_udp_resolve(const struct mca_btl_esp_nic *nic, const ebtl_modex_add
                          bool same_host, esp_wire_dest_t to[2], size_t *max_payload);
 void esp_wire_udp_queue(struct mca_btl_esp_module *m, struct mca_btl_esp_nic *nic, int ch,
                         const esp_wire_dest_t *to, const struct iovec *iov, int iovcnt);
+int esp_wire_udp_wait_fds(const struct mca_btl_esp_nic *nic, int *out, int max);
 void esp_wire_udp_stats(const struct mca_btl_esp_nic *nic, ebtl_dgram_stats_t *sum,
                         ebtl_fault_stats_t *faults, bool *gso, bool *gro);
 

@@ -213,6 +213,17 @@ static bool eth_rx_buffered(const mca_btl_esp_nic_t *nic, unsigned q)
     return e->open && (esp_wire_rx_pending(&e->rx) || ebtl_eth_rx_buffered(&e->sock));
 }
 
+/* The RX ring's socket and the UDP sockets (peers off the link). */
+static int eth_wait_fds(const mca_btl_esp_nic_t *nic, int *out, int max)
+{
+    const eth_nic_t *e = en(nic);
+    int n = 0;
+    if (e->open && max > 0) {
+        out[n++] = e->sock.fd;
+    }
+    return n + esp_wire_udp_wait_fds(nic, out + n, max - n);
+}
+
 static void eth_stats(const mca_btl_esp_nic_t *nic, ebtl_dgram_stats_t *w,
                       ebtl_fault_stats_t *faults, bool *gso, bool *gro)
 {
@@ -272,5 +283,6 @@ const esp_wire_ops_t esp_wire_eth = {
     .flush = eth_flush,
     .recv = eth_recv,
     .rx_buffered = eth_rx_buffered,
+    .wait_fds = eth_wait_fds,
     .stats = eth_stats,
 };

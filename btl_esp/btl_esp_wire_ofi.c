@@ -179,5 +179,6 @@ const esp_wire_ops_t esp_wire_ofi = {
     .flush = ofi_flush,
     .recv = ofi_recv,
     .rx_buffered = ofi_rx_buffered,
+    .wait_fds = NULL,           /* no wait object asked of the provider: the thread ticks */
     .stats = ofi_stats,
 };

@@ -132,6 +132,17 @@ static bool udp_rx_buffered(const mca_btl_esp_nic_t *nic, unsigned q)
     return ebtl_dgram_rx_buffered(&nic->sock[q]);
 }
 
+int esp_wire_udp_wait_fds(const mca_btl_esp_nic_t *nic, int *out, int max)
+{
+    int n = 0;
+    for (int ch = 0; ch < 2 && n < max; ch++) {
+        if (nic->sock[ch].fd >= 0) {
+            out[n++] = nic->sock[ch].fd;
+        }
+    }
+    return n;
+}
+
 void esp_wire_udp_stats(const mca_btl_esp_nic_t *nic, ebtl_dgram_stats_t *w,
                       ebtl_fault_stats_t *faults, bool *gso, bool *gro)
 {
@@ -167,5 +178,6 @@ const esp_wire_ops_t esp_wire_udp = {
     .flush = udp_flush,
     .recv = udp_recv,
     .rx_buffered = udp_rx_buffered,
+    .wait_fds = esp_wire_udp_wait_fds,
     .stats = esp_wire_udp_stats,
 };

@@ -338,7 +338,23 @@ static int bsctp_component_register(void)
                              &mca_btl_sctp_module_template.base.super);
 }
 
+/* Mode conn: the BTL's UDP sockets, for the progress thread to sleep on
+ * (mode inet: usrsctp's own threads read; the thread ticks). */
+static int bsctp_wait_fds(int *out, int max)
+{
+    mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
+    int n = 0;
+    for (size_t i = 0; i < c->num_modules; i++) {
+        const mca_btl_sctp_module_t *m = c->modules[i];
+        for (size_t k = 0; m->stack.mode->btl_sockets && k < m->stack.num_socks && n < max; k++) {
+            out[n++] = m->stack.socks[k].fd;
+        }
+    }
+    return n;
+}
+
 mca_btl_sctp_component_t mca_btl_sctp_component = {
     .base = EBTL_COMPONENT("sctp", bsctp_component_register, mca_btl_sctp_progress,
-                           bsctp_params_valid, bsctp_make_modules, NULL),
+                           bsctp_params_valid, bsctp_make_modules, NULL,
+                           bsctp_wait_fds),
 };

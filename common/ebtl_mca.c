@@ -341,7 +341,10 @@ mca_btl_base_module_t **ebtl_mca_component_init(int *num_btls, bool enable_progr
     if (btls != NULL && *num_btls > 0 && self->progress_thread) {
         /* Before ob1 looks at the modules: it guards its matching then. */
         ebtl_thread_enable(btls, *num_btls);
-        if (ebtl_thread_start(&self->thread, component_busy, NULL, 1000000, 10000000) != 0) {
+        int fds[EBTL_THREAD_MAX_FDS];
+        int nfds = self->wait_fds != NULL ? self->wait_fds(fds, EBTL_THREAD_MAX_FDS) : 0;
+        if (ebtl_thread_start(&self->thread, component_busy, NULL, 1000000, 10000000, fds, nfds)
+            != 0) {
             snprintf(err, sizeof(err), "%s=1: cannot start the thread (%s); data moves only "
                      "inside MPI calls", param, strerror(errno));
             ebtl_help_bad_param(err);

@@ -92,13 +92,17 @@ typedef struct ebtl_component {
     int progress_thread;
     ebtl_thread_t thread;
     bool (*busy)(void);
+    /* the sockets a datagram comes in on, for the thread to sleep on (into
+     * out, at most max; returns how many); NULL: none, it ticks */
+    int (*wait_fds)(int *out, int max);
 } ebtl_component_t;
 
 /* The initializer of a component's ebtl_component_t, e.g.
  *   mca_btl_x_component_t mca_btl_x_component = {
  *       .base = EBTL_COMPONENT("x", x_register, x_progress, x_params_valid, x_make_modules)};
  * Open, close and init are common/'s (below). */
-#define EBTL_COMPONENT(name, register_fn, progress_fn, params_valid_fn, make_modules_fn, busy_fn) \
+#define EBTL_COMPONENT(name, register_fn, progress_fn, params_valid_fn, make_modules_fn, busy_fn, \
+                       wait_fds_fn)                                             \
     {                                                                           \
         .super = {                                                              \
             .btl_version = {                                                    \
@@ -114,6 +118,7 @@ typedef struct ebtl_component {
         .params_valid = (params_valid_fn),                                      \
         .make_modules = (make_modules_fn),                                      \
         .busy = (busy_fn),                                                      \
+        .wait_fds = (wait_fds_fn),                                              \
     }
 
 /* The component's register function: if_include and if_exclude (loopback

@@ -7,6 +7,7 @@
 #include "ebtl_thread.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <time.h>
 
@@ -42,6 +43,23 @@ void ebtl_thread_enable(mca_btl_base_module_t **modules, int n)
     }
 }
 
+/* Until a datagram comes in on one of t's descriptors, or ns pass. */
+static void wait_input(const ebtl_thread_t *t, uint64_t ns)
+{
+    if (t->nfds == 0) {
+        sleep_ns(ns);
+        return;
+    }
+    struct pollfd p[EBTL_THREAD_MAX_FDS];
+    for (int i = 0; i < t->nfds; i++) {
+        p[i].fd = t->fds[i];
+        p[i].events = POLLIN;
+        p[i].revents = 0;
+    }
+    struct timespec ts = {(time_t) (ns / 1000000000ull), (long) (ns % 1000000000ull)};
+    (void) ppoll(p, (nfds_t) t->nfds, &ts, NULL);
+}
+
 static void *thread_main(void *arg)
 {
     ebtl_thread_t *t = arg;
@@ -57,15 +75,21 @@ static void *thread_main(void *arg)
         opal_progress();
         t->passes++;
         if (__atomic_load_n(&t->events, __ATOMIC_RELAXED) == before) {
-            sleep_ns(tick);
+            wait_input(t, tick);
         }
     }
     return NULL;
 }
 
 int ebtl_thread_start(ebtl_thread_t *t, bool (*busy)(void *ctx), void *ctx, uint64_t busy_ns,
-                      uint64_t idle_ns)
+                      uint64_t idle_ns, const int *fds, int nfds)
 {
+    t->nfds = 0;
+    for (int i = 0; i < nfds && t->nfds < EBTL_THREAD_MAX_FDS; i++) {
+        if (fds[i] >= 0) {
+            t->fds[t->nfds++] = fds[i];
+        }
+    }
     t->busy = busy;
     t->ctx = ctx;
     t->busy_ns = busy_ns;

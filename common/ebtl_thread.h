@@ -26,6 +26,8 @@
 
 #include <opal/mca/btl/btl.h>
 
+#define EBTL_THREAD_MAX_FDS 64
+
 typedef struct ebtl_thread {
     pthread_t tid;
     bool running;
@@ -35,6 +37,10 @@ typedef struct ebtl_thread {
     bool (*busy)(void *ctx);
     void *ctx;
     uint64_t busy_ns, idle_ns;
+    /* it sleeps in poll() on these (the component's sockets), so that a
+     * datagram wakes it at once; none: it sleeps the tick */
+    int fds[EBTL_THREAD_MAX_FDS];
+    int nfds;
     uint64_t main_pass_ns;        /* atomic: another thread's last progress pass */
     uint64_t events;              /* atomic: what the thread's own passes handled */
     /* what it did: passes it made, ticks it slept through for another
@@ -46,9 +52,10 @@ typedef struct ebtl_thread {
  * and ob1 told (on each of the n modules). */
 void ebtl_thread_enable(mca_btl_base_module_t **modules, int n);
 
-/* Start the thread. Returns 0, or -1 (errno) when it cannot be made. */
+/* Start the thread, sleeping on the nfds descriptors fds (0: ticking).
+ * Returns 0, or -1 (errno) when it cannot be made. */
 int ebtl_thread_start(ebtl_thread_t *t, bool (*busy)(void *ctx), void *ctx, uint64_t busy_ns,
-                      uint64_t idle_ns);
+                      uint64_t idle_ns, const int *fds, int nfds);
 
 /* Stop it and wait for it (no-op when not running). First thing at finalize. */
 void ebtl_thread_stop(ebtl_thread_t *t);
