@@ -279,4 +279,6 @@ void esp_stats_report(mca_btl_esp_module_t *m)
     char fline[256];
     opal_output(0, "btl esp stats rank %u: %s", rank,
                 ebtl_fault_stats_format(&faults, fline, sizeof(fline)));
+    opal_output(0, "btl esp stats rank %u: %s", rank,
+                ebtl_thread_format(&mca_btl_esp_component.base.thread, fline, sizeof(fline)));
 }

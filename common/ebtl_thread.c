@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <time.h>
 
 #include <opal/runtime/opal_progress.h>
@@ -32,6 +33,17 @@ static void sleep_ns(uint64_t ns)
     struct timespec ts = {(time_t) (ns / 1000000000ull), (long) (ns % 1000000000ull)};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
+}
+
+const char *ebtl_thread_format(const ebtl_thread_t *t, char *buf, size_t len)
+{
+    if (!t->started) {
+        snprintf(buf, len, "progress_thread=off");
+    } else {
+        snprintf(buf, len, "progress_thread=on passes=%llu yields=%llu fds=%d",
+                 (unsigned long long) t->passes, (unsigned long long) t->yields, t->nfds);
+    }
+    return buf;
 }
 
 void ebtl_thread_enable(mca_btl_base_module_t **modules, int n)
@@ -107,7 +119,7 @@ int ebtl_thread_start(ebtl_thread_t *t, bool (*busy)(void *ctx), void *ctx, uint
         errno = rc;
         return -1;
     }
-    t->running = true;
+    t->running = t->started = true;
     return 0;
 }
 

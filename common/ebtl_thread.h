@@ -30,6 +30,7 @@
 
 typedef struct ebtl_thread {
     pthread_t tid;
+    bool started;                 /* it ran in this process (for the counters) */
     bool running;
     bool stop;                    /* atomic: the thread ends at its next tick */
     /* the component's state: true while it has data out or timers due
@@ -59,6 +60,12 @@ int ebtl_thread_start(ebtl_thread_t *t, bool (*busy)(void *ctx), void *ctx, uint
 
 /* Stop it and wait for it (no-op when not running). First thing at finalize. */
 void ebtl_thread_stop(ebtl_thread_t *t);
+
+/* "progress_thread=on passes=N yields=N fds=N" or "progress_thread=off",
+ * for the counters at finalize: the thread's own passes (opal_progress
+ * calls), the ticks it slept through because another thread progressed,
+ * and how many sockets it slept on (0: it ticked). */
+const char *ebtl_thread_format(const ebtl_thread_t *t, char *buf, size_t len);
 
 /* True in the progress thread itself. */
 bool ebtl_thread_is_self(void);
