@@ -5,6 +5,7 @@
 /* The progress thread (see ebtl_thread.h). */
 #include "ebtl_ompi.h"
 #include "ebtl_thread.h"
+#include "ebtl_dgram.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -19,13 +20,6 @@ static __thread bool in_progress_thread;
 bool ebtl_thread_is_self(void)
 {
     return in_progress_thread;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
 static void sleep_ns(uint64_t ns)
@@ -78,7 +72,8 @@ static void *thread_main(void *arg)
     in_progress_thread = true;
     while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
         uint64_t tick = t->busy(t->ctx) ? t->busy_ns : t->idle_ns;
-        if (now_ns() - __atomic_load_n(&t->main_pass_ns, __ATOMIC_RELAXED) < tick) {
+        /* the components stamp their passes with the same clock */
+        if (ebtl_dgram_now_ns() - __atomic_load_n(&t->main_pass_ns, __ATOMIC_RELAXED) < tick) {
             t->yields++;   /* the application is in MPI: its passes do the work */
             sleep_ns(tick);
             continue;
