@@ -14,17 +14,20 @@
 #define UNIT_SRCDIR "."
 #endif
 
+/* The topology in file, or NULL after a failed check. */
 static hwloc_topology_t load(const char *file)
 {
     char path[512];
     snprintf(path, sizeof(path), "%s/test/unit/topo/%s", UNIT_SRCDIR, file);
     hwloc_topology_t t;
     if (hwloc_topology_init(&t) != 0) {
+        CHECK(0);
         return NULL;
     }
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
     if (hwloc_topology_set_xml(t, path) != 0 || hwloc_topology_load(t) != 0) {
         printf("    cannot load %s\n", path);
+        CHECK(0);
         hwloc_topology_destroy(t);
         return NULL;
     }
@@ -49,7 +52,6 @@ static const char *const both[] = {"net0", "net1"};
 static void bound_to_package_0(void)
 {
     hwloc_topology_t t = load("two-pkg.xml");
-    CHECK(t != NULL);
     if (t == NULL) {
         return;
     }
@@ -64,7 +66,6 @@ static void bound_to_package_0(void)
 static void bound_to_package_1(void)
 {
     hwloc_topology_t t = load("two-pkg.xml");
-    CHECK(t != NULL);
     if (t == NULL) {
         return;
     }
@@ -79,7 +80,6 @@ static void bound_to_package_1(void)
 static void unbound_uses_all(void)
 {
     hwloc_topology_t t = load("two-pkg.xml");
-    CHECK(t != NULL);
     if (t == NULL) {
         return;
     }
@@ -101,7 +101,6 @@ static void unbound_uses_all(void)
 static void interfaces_without_device(void)
 {
     hwloc_topology_t t = load("two-pkg.xml");
-    CHECK(t != NULL);
     if (t == NULL) {
         return;
     }
@@ -126,7 +125,6 @@ static void interfaces_without_device(void)
 static void no_difference(void)
 {
     hwloc_topology_t t = load("machine-nics.xml");
-    CHECK(t != NULL);
     if (t == NULL) {
         return;
     }
@@ -141,7 +139,6 @@ static void no_difference(void)
 static void where_names_the_package(void)
 {
     hwloc_topology_t t = load("two-pkg.xml");
-    CHECK(t != NULL);
     if (t == NULL) {
         return;
     }
