@@ -268,7 +268,7 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
         break;
     }
     if ((h->type != ESP_T_FRAG && h->type != ESP_T_CHUNK && h->tag != 0)
-        || (h->type != ESP_T_ACK && (h->flags & (ESP_F_DUP | ESP_F_SACKB)))) {
+        || (h->type != ESP_T_ACK && (h->flags & (ESP_F_DUP | ESP_F_SACKB | ESP_F_LOSS)))) {
         return ESP_PARSE_MALFORMED;
     }
     return ESP_PARSE_OK;

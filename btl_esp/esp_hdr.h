@@ -44,8 +44,11 @@ enum esp_seg_type {
 #define ESP_F_ACKNOW 0x10 /* acknowledge at once (end of a window, a probe) */
 #define ESP_F_DUP 0x20    /* ACK only: segment `seq` arrived again; resending it was not needed */
 #define ESP_F_SACKB 0x40  /* ACK only: the payload is SACK blocks beyond the sack bits */
+#define ESP_F_LOSS 0x80   /* ACK only, to a peer that offered ESP_O_LOSS: the receiver's
+                             kernel dropped datagrams and it has drained what was kept;
+                             what was sent a round trip ago and is not reported is lost */
 #define ESP_F_KNOWN (ESP_F_CRC | ESP_F_TXS | ESP_F_TXF | ESP_F_RETX | ESP_F_ACKNOW | ESP_F_DUP \
-                     | ESP_F_SACKB)
+                     | ESP_F_SACKB | ESP_F_LOSS)
 
 /* SACK blocks (flag SACKB): up to this many [start, end) pairs of 32-bit
  * sequence numbers, received beyond ack + 1 + 32 (where reordering across
@@ -103,6 +106,7 @@ typedef struct esp_hello {
 _Static_assert(sizeof(esp_hello_t) == 48, "hello body is 48 bytes");
 
 #define ESP_O_CRC 0x1     /* the sender wants every payload byte checksummed */
+#define ESP_O_LOSS 0x2    /* the sender understands ESP_F_LOSS on ACKs */
 
 #define ESP_HDR_LEN ((size_t) sizeof(esp_hdr_t))
 #define ESP_EXT_LEN ((size_t) 16)

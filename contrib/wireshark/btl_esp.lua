@@ -31,11 +31,12 @@ local type_names = {
     [T_HELLO] = "HELLO", [T_HELLO_ACK] = "HELLO_ACK", [T_FRAG] = "FRAG",
     [T_CHUNK] = "CHUNK", [T_PUT] = "PUT", [T_ACK] = "ACK",
 }
-local F_CRC, F_TXS, F_TXF, F_RETX, F_ACKNOW, F_DUP, F_SACKB = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40
-local F_KNOWN = 0x7f
+local F_CRC, F_TXS, F_TXF, F_RETX, F_ACKNOW, F_DUP, F_SACKB, F_LOSS =
+    0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80
+local F_KNOWN = 0xff
 local flag_names = {
     {F_CRC, "CRC"}, {F_TXS, "TXS"}, {F_TXF, "TXF"}, {F_RETX, "RETX"},
-    {F_ACKNOW, "ACKNOW"}, {F_DUP, "DUP"}, {F_SACKB, "SACKB"},
+    {F_ACKNOW, "ACKNOW"}, {F_DUP, "DUP"}, {F_SACKB, "SACKB"}, {F_LOSS, "LOSS"},
 }
 local HDR_LEN, EXT_LEN, HELLO_LEN, CRC_EXT_LEN, HEAD_PAYLOAD = 32, 16, 48, 8, 128
 local SACK_BLOCK_LEN, SACK_BLOCKS_MAX = 8, 12
@@ -51,7 +52,7 @@ f.flag_retx = ProtoField.bool("btlesp.flags.retx", "RETX (retransmission)", 8, n
 f.flag_acknow = ProtoField.bool("btlesp.flags.acknow", "ACKNOW (acknowledge at once)", 8, nil, F_ACKNOW)
 f.flag_dup = ProtoField.bool("btlesp.flags.dup", "DUP (duplicate report)", 8, nil, F_DUP)
 f.flag_sackb = ProtoField.bool("btlesp.flags.sackb", "SACKB (SACK blocks)", 8, nil, F_SACKB)
-f.flag_unknown = ProtoField.uint8("btlesp.flags.unknown", "Unknown flags", base.HEX, nil, 0x80)
+f.flag_loss = ProtoField.bool("btlesp.flags.loss", "LOSS (the receiver's kernel dropped datagrams)", 8, nil, F_LOSS)
 f.tag = ProtoField.uint8("btlesp.tag", "BTL tag", base.DEC)
 f.crc = ProtoField.uint32("btlesp.crc", "Head CRC-32C", base.HEX)
 f.crc_good = ProtoField.bool("btlesp.crc.good", "Head CRC good")
@@ -80,6 +81,7 @@ f.src_token = ProtoField.uint64("btlesp.hello.src_token", "Sender token", base.H
 f.isn = ProtoField.uint32("btlesp.hello.isn", "First sequence number", base.DEC)
 f.options = ProtoField.uint32("btlesp.hello.options", "Options", base.HEX)
 f.opt_crc = ProtoField.bool("btlesp.hello.options.crc", "Checksum every payload byte", 32, nil, 0x1)
+f.opt_loss = ProtoField.bool("btlesp.hello.options.loss", "Understands flag LOSS", 32, nil, 0x2)
 -- CRC extension
 f.payload_crc = ProtoField.uint32("btlesp.crcext.crc", "Payload CRC-32C (bytes 128..len)", base.HEX)
 f.crcext_pad = ProtoField.uint32("btlesp.crcext.pad", "Padding", base.HEX)
@@ -271,6 +273,7 @@ local function dissect(tvb, pinfo, tree, key)
     ft:add(f.flag_acknow, tvb(2, 1))
     ft:add(f.flag_dup, tvb(2, 1))
     ft:add(f.flag_sackb, tvb(2, 1))
+    ft:add(f.flag_loss, tvb(2, 1))
     t:add(f.tag, tvb(3, 1))
     local crc_item = t:add(f.crc, tvb(4, 4))
     t:add(f.token, tvb(8, 8))
@@ -310,6 +313,7 @@ local function dissect(tvb, pinfo, tree, key)
             x:add(f.isn, tvb(72, 4))
             local o = x:add(f.options, tvb(76, 4))
             o:add(f.opt_crc, tvb(76, 4))
+            o:add(f.opt_loss, tvb(76, 4))
         end
     end
     if crcx > 0 and cap >= HDR_LEN + xl + crcx then
@@ -360,8 +364,8 @@ local function dissect(tvb, pinfo, tree, key)
         end
     end
     if (ty ~= T_FRAG and ty ~= T_CHUNK and tag ~= 0) or
-       (ty ~= T_ACK and band(flags, F_DUP + F_SACKB) ~= 0) then
-        malformed[#malformed + 1] = "a tag or flag DUP/SACKB on the wrong type"
+       (ty ~= T_ACK and band(flags, F_DUP + F_SACKB + F_LOSS) ~= 0) then
+        malformed[#malformed + 1] = "a tag or flag DUP/SACKB/LOSS on the wrong type"
     end
     for _, m in ipairs(malformed) do t:add_proto_expert_info(e.malformed, m) end
 

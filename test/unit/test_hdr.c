@@ -264,6 +264,12 @@ static void unknown_fields_rejected(void)
             buf[3] = 1;
             CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
         }
+        /* The ACK-only flags on anything else. */
+        for (unsigned fl = ESP_F_DUP; all_types[t] != ESP_T_ACK && fl <= ESP_F_LOSS; fl <<= 1) {
+            memcpy(buf, good, len);
+            buf[2] |= (uint8_t) fl;
+            CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
+        }
     }
     /* Type-specific rules. */
     uint8_t buf[MAXDG];
@@ -300,6 +306,10 @@ static void unknown_fields_rejected(void)
     a.len = 1;
     esp_hdr_encode(&a, NULL, buf);
     CHECK(esp_hdr_parse(buf, 33, &d) == ESP_PARSE_MALFORMED);
+    a.len = 0;
+    a.flags = ESP_F_LOSS;   /* the receiver's report of kernel drops */
+    esp_hdr_encode(&a, NULL, buf);
+    CHECK(esp_hdr_parse(buf, 32, &d) == ESP_PARSE_OK && (d.h.flags & ESP_F_LOSS));
 }
 
 static void chunk_bounds(void)
