@@ -54,6 +54,8 @@ static const esp_counter_t counters[] = {
     C(path_down, "Paths declared dead: data out on them went unanswered while another path delivered"),
     C(path_up, "Dead paths that answered a probe and carry data again"),
     C(failover_resent, "Segments a dead path had out, sent again by another path"),
+    C(loss_reports_tx, "ACKs telling peers that the kernel dropped datagrams here (flag LOSS)"),
+    C(loss_report_resends, "Segments sent again because the peer reported its kernel dropped them"),
 };
 #undef C
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))

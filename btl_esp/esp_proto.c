@@ -262,7 +262,7 @@ static void send_hello(esp_conn_t *c, uint8_t type)
         .dst_epoch = c->peer_epoch,
         .src_token = c->local_token,
         .isn = c->snd_isn,
-        .options = c->crc ? ESP_O_CRC : 0,
+        .options = (c->crc ? ESP_O_CRC : 0) | (p->cfg.no_loss_reports ? 0 : ESP_O_LOSS),
     };
     uint8_t buf[ESP_HDR_LEN + sizeof(esp_hello_t)];
     size_t n = esp_hdr_encode(&h, &m, buf);
@@ -310,6 +310,7 @@ static void conn_established(esp_conn_t *c, const esp_hello_t *m, uint64_t now)
     c->peer_token = m->src_token;
     c->rcv_nxt = c->rx_high = m->isn;
     c->peer_crc = (m->options & ESP_O_CRC) != 0;
+    c->peer_loss = (m->options & ESP_O_LOSS) != 0 && !c->p->cfg.no_loss_reports;
     /* Every payload byte is checked both ways when either end asks for it;
      * both ends see both options before any data, so they agree. */
     c->crc = c->crc || c->peer_crc;
@@ -537,6 +538,21 @@ void esp_proto_flush_acks(esp_proto_t *p, uint64_t now)
         p->depth--;
         esp_flush_completions(p);
     }
+}
+
+void esp_proto_rx_overflow(esp_proto_t *p, uint64_t now)
+{
+    now = esp_clock(p, now);
+    p->depth++;
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        esp_conn_t *c = p->conns[i];
+        if (c != NULL && c->state == ESP_ESTABLISHED && c->peer_loss) {
+            esp_recv_report_loss(c, now);
+        }
+    }
+    esp_ack_timers(p, now);
+    p->depth--;
+    esp_flush_completions(p);
 }
 
 void esp_proto_tick(esp_proto_t *p, uint64_t now)

@@ -83,6 +83,7 @@ typedef struct esp_proto_config {
                                   delivered is dead */
     uint64_t path_probe_ns;    /* a dead path is probed this often */
     uint32_t isn;              /* tests: first sequence number (0: random) */
+    bool no_loss_reports;      /* tests: behave as a peer without ESP_O_LOSS */
 } esp_proto_config_t;
 
 /* Defaults as documented in docs/parameters.md. */
@@ -134,6 +135,8 @@ typedef struct esp_proto_stats {
     uint64_t connects, peers_failed;
     uint64_t path_down, path_up;       /* paths declared dead, and taken back */
     uint64_t failover_resent;          /* segments a dead path had out, sent again on another */
+    uint64_t loss_reports_tx;          /* ACKs with ESP_F_LOSS sent: the kernel dropped here */
+    uint64_t loss_report_resends;      /* segments sent again at a peer's ESP_F_LOSS */
 } esp_proto_stats_t;
 
 /* Most paths to one peer. */
@@ -226,6 +229,12 @@ void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now);
 /* A batch of datagrams was handed to esp_proto_input: send the ACKs they
  * earned now, one per peer (esp_proto_tick does too). */
 void esp_proto_flush_acks(esp_proto_t *p, uint64_t now);
+
+/* The kernel dropped datagrams meant for us (a full socket buffer while the
+ * process was away) and the caller has since read everything it kept:
+ * tell every peer that can hear it (ESP_F_LOSS), so that what it sent and
+ * we never got is sent again now, not after its retransmission timeout. */
+void esp_proto_rx_overflow(esp_proto_t *p, uint64_t now);
 
 /* Timers: retransmissions, delayed ACKs, handshake retries, peer timeouts.
  * Call often (every progress pass). */

@@ -48,7 +48,10 @@ typedef struct esp_seg {
     uint8_t data[];                /* copied segments only */
 } esp_seg_t;
 
-enum { ESP_RESENT_NO = 0, ESP_RESENT_ORDER, ESP_RESENT_TIMEOUT, ESP_RESENT_PROBE, ESP_RESENT_FAILOVER };
+enum {
+    ESP_RESENT_NO = 0, ESP_RESENT_ORDER, ESP_RESENT_TIMEOUT, ESP_RESENT_PROBE, ESP_RESENT_FAILOVER,
+    ESP_RESENT_REPORT,             /* the receiver reported its kernel dropped datagrams */
+};
 
 /* A resend, remembered until its duplicate report may come back. */
 #define ESP_RESENT_LOG 64
@@ -128,6 +131,7 @@ struct esp_conn {
     size_t max_payload;            /* largest datagram payload toward the peer */
     bool crc;                      /* checksum what we send, require it on what we get */
     bool peer_crc;                 /* the peer checksums what it sends */
+    bool peer_loss;                /* the peer offered ESP_O_LOSS: it understands ESP_F_LOSS */
 
     /* handshake */
     uint64_t hello_next_ns, hello_since_ns;
@@ -188,6 +192,7 @@ struct esp_conn {
     uint32_t ack_sent;             /* the ack value we last sent */
     uint64_t ack_due_ns;
     bool ack_pending;
+    bool loss_owed;                /* our next standalone ACK carries ESP_F_LOSS */
     esp_conn_t *ack_next;          /* proto's list of peers owed a delayed ACK */
     bool on_ack_list;
 };
@@ -254,6 +259,7 @@ void esp_recv_fini(esp_conn_t *c);
 void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now);
 void esp_fill_ack(esp_conn_t *c, esp_hdr_t *h);
 void esp_send_ack(esp_conn_t *c);
+void esp_recv_report_loss(esp_conn_t *c, uint64_t now);
 void esp_send_dup(esp_conn_t *c, uint32_t seq);
 void esp_ack_timers(esp_proto_t *p, uint64_t now);
 

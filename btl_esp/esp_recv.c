@@ -180,6 +180,11 @@ void esp_send_ack(esp_conn_t *c)
         h.flags |= ESP_F_SACKB;
         h.len = (uint16_t) pl.iov_len;
     }
+    if (c->loss_owed) {
+        h.flags |= ESP_F_LOSS;
+        c->loss_owed = false;
+        c->p->stats.loss_reports_tx++;
+    }
     /* By the latest arrival's path, and by every other that brought
      * something since our last ACK by it: the peer judges a path alive by
      * hearing from it (esp_paths_tick). */
@@ -241,6 +246,14 @@ static void ack_soon(esp_conn_t *c, uint64_t now)
 {
     ack_later(c, now);
     c->ack_due_ns = now;
+}
+
+/* Our kernel dropped datagrams, perhaps the peer's: say so in an ACK at
+ * the end of this batch (esp_proto_rx_overflow). */
+void esp_recv_report_loss(esp_conn_t *c, uint64_t now)
+{
+    c->loss_owed = true;
+    ack_soon(c, now);
 }
 
 /* ------------------------------------------------------------- delivery */

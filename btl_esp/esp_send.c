@@ -710,18 +710,44 @@ static void note_resend(esp_conn_t *c, const esp_seg_t *s)
     }
 }
 
-/* Send s again now, for a loss found by order and time. */
-static void resend_lost(esp_conn_t *c, esp_seg_t *s, uint64_t now)
+/* Send s again now, for a loss found by order and time (ESP_RESENT_ORDER)
+ * or reported by the receiver (ESP_RESENT_REPORT). */
+static void resend_lost(esp_conn_t *c, esp_seg_t *s, int why, uint64_t now)
 {
     esp_proto_t *p = c->p;
     loss_event(c, s->path, false);
     esp_hotel_checkout(&p->hotel, &s->room);
     resend_remove(p, s);
-    s->resent = ESP_RESENT_ORDER;
+    s->resent = (uint8_t) why;
     note_resend(c, s);
-    p->stats.fast_retransmits++;
+    if (why == ESP_RESENT_ORDER) {
+        p->stats.fast_retransmits++;
+    } else {
+        p->stats.loss_report_resends++;
+    }
     p->stats.retransmits++;
     seg_transmit(c, s, now);
+}
+
+/*
+ * The receiver's kernel dropped datagrams while it was away, and it has
+ * read all it kept (ESP_F_LOSS): what it does not report and we sent long
+ * enough ago to have reached it by then is lost. Typically the tail of a
+ * burst, which nothing after it would show lost. "Long enough" is the
+ * least round trip and the queue the grant lets build (queue_allowance):
+ * a segment still on its way is sent again at worst, and reported a
+ * duplicate.
+ */
+static void resend_reported(esp_conn_t *c, uint64_t now)
+{
+    uint64_t age = c->min_rtt_ns + queue_allowance(c);
+    for (uint32_t q = c->snd_una; q != c->snd_nxt; q++) {
+        esp_seg_t *s = c->sring[q & (c->scap - 1)];
+        if (s != NULL && !s->sacked && !on_resend_queue(c->p, s) && s->path != ESP_NO_PATH
+            && s->sent_ns + age <= now) {
+            resend_lost(c, s, ESP_RESENT_REPORT, now);
+        }
+    }
 }
 
 /* ------------------------------------------------------------------ RACK */
@@ -824,7 +850,7 @@ static void rack_detect(esp_conn_t *c, uint64_t now)
         }
         uint64_t due = rack_deadline(c, s);
         if (due <= now) {
-            resend_lost(c, s, now);
+            resend_lost(c, s, ESP_RESENT_ORDER, now);
         } else if (!esp_room_occupied(&s->room) || s->room.expiry > due) {
             esp_hotel_checkout(&p->hotel, &s->room);
             esp_hotel_checkin(&p->hotel, &s->room, due);
@@ -879,7 +905,7 @@ static void on_dup_report(esp_conn_t *c, uint32_t seq)
             rto_update(c);
             c->rto_raised_ns = p->now;
         }
-    } else if (c->reo_shift < 4) {
+    } else if (why == ESP_RESENT_ORDER && c->reo_shift < 4) {
         c->reo_shift++;
     }
     if (pa != NULL && pa->undo_valid && pa->undo_retrans > 0 && --pa->undo_retrans == 0) {
@@ -1104,6 +1130,9 @@ void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
             pa->cwnd = cap;
         }
     }
+    if (c->snd_una != c->snd_nxt && fresh && (h->flags & ESP_F_LOSS)) {
+        resend_reported(c, now);
+    }
     if (c->snd_una != c->snd_nxt && fresh) {
         rack_detect(c, now);
     }
@@ -1142,7 +1171,7 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
     bool reportable = esp_seq_lt(s->seq, reportable_end(c));
     if (!s->sacked && ack_reported(c, s->seq) && sent_before_rack(c, s, seg_channel(c, s))
         && rack_deadline(c, s) <= now) {
-        resend_lost(c, s, now);
+        resend_lost(c, s, ESP_RESENT_ORDER, now);
         return;
     }
     if (!s->sacked && tail_probe_due(c, s) <= now) {

@@ -185,6 +185,15 @@ static void record_seeds(void)
     start(0x03);
     send_b(0, 5000);
     send_b(2, 3000);
+    tick(500, 0);         /* a round trip later the receiver reports drops: */
+    build_hdr(0x43, ESP_F_LOSS, 0, 1, 0, 0);   /* ... what it lacks goes again */
+    tick(20, 4);
+    ack_all(0);
+    out("rec-loss-report", rec, rl);
+
+    start(0x03);
+    send_b(0, 5000);
+    send_b(2, 3000);
     send_b(3, 40);
     tick(65535, 7);
     tick(65535, 7);

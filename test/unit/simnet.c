@@ -33,6 +33,7 @@ struct simnet {
     uint64_t tx_free[NN][NP];                  /* each path is a NIC of its own */
     uint64_t rx_free[NN];                      /* the receiver is busy until then */
     size_t rx_queued[NN];                      /* bytes in its queue (all paths) */
+    uint64_t rx_dropped[NN], rx_told[NN];      /* overflow drops, and those reported */
     /* Jitter keeps each link's channel on a path in order (only `reorder`
      * reorders); paths of different delays overtake each other. */
     uint64_t last_arrival[NN][NN][NP][2];
@@ -434,10 +435,15 @@ static bool rx_model(const simnet_t *net)
     return net->cfg.rx_rate_bps > 0 || net->cfg.rx_dgram_ns > 0 || net->cfg.rx_stall_ns > 0;
 }
 
-/* The end of the stall t falls in, or t when the receiver runs then. */
-static uint64_t rx_awake(const simnet_t *net, uint64_t t)
+
+/* The end of the stall t falls in, or t when node runs then. */
+static uint64_t rx_awake(const simnet_t *net, unsigned node, uint64_t t)
 {
     uint64_t every = net->cfg.rx_stall_every_ns, stall = net->cfg.rx_stall_ns;
+    uint64_t at = net->cfg.rx_stall_at_ns;
+    if (every == 0 && stall != 0 && at != 0) {
+        return node == net->cfg.rx_stall_node && t >= at && t < at + stall ? at + stall : t;
+    }
     if (every == 0 || stall == 0 || t % every >= stall) {
         return t;
     }
@@ -451,11 +457,12 @@ static void rx_enqueue(simnet_t *net, sim_ev_t ev)
     size_t limit = net->cfg.rx_queue_bytes;
     if (limit != 0 && net->rx_queued[ev.dst] + ev.len > limit) {
         net->st[ev.src][ev.dst][ev.path].rx_overflow++;
+        net->rx_dropped[ev.dst]++;
         free(ev.buf);
         return;
     }
     net->rx_queued[ev.dst] += ev.len;
-    uint64_t start = rx_awake(net, ev.t > net->rx_free[ev.dst] ? ev.t : net->rx_free[ev.dst]);
+    uint64_t start = rx_awake(net, ev.dst, ev.t > net->rx_free[ev.dst] ? ev.t : net->rx_free[ev.dst]);
     uint64_t cost = net->cfg.rx_dgram_ns;
     if (net->cfg.rx_rate_bps > 0) {
         cost += (uint64_t) ((double) ev.len * 8e9 / net->cfg.rx_rate_bps);
@@ -480,7 +487,7 @@ uint64_t simnet_run(simnet_t *net, uint64_t until, sim_step_fn step, void *arg)
             net->next_tick += net->cfg.tick_ns;
             for (unsigned i = 0; i < net->cfg.nodes; i++) {
                 /* A descheduled receiver runs no timers either. */
-                if (net->eng[i] != NULL && rx_awake(net, net->now) == net->now) {
+                if (net->eng[i] != NULL && rx_awake(net, i, net->now) == net->now) {
                     esp_proto_tick(net->eng[i], net->now);
                 }
             }
@@ -517,6 +524,11 @@ uint64_t simnet_run(simnet_t *net, uint64_t until, sim_step_fn step, void *arg)
             esp_proto_t *e = net->eng[ev.dst];
             if (e != NULL) {
                 esp_proto_input_via(e, ev.path, ev.buf, ev.len, net->now);
+                if (ev.queued && net->cfg.rx_report_drops && net->rx_queued[ev.dst] == 0
+                    && net->rx_dropped[ev.dst] > net->rx_told[ev.dst]) {
+                    net->rx_told[ev.dst] = net->rx_dropped[ev.dst];
+                    esp_proto_rx_overflow(e, net->now);
+                }
                 esp_proto_tick(e, net->now);
             }
             free(ev.buf);

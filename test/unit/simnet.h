@@ -72,6 +72,14 @@ typedef struct simnet_config {
     uint64_t rx_dgram_ns;
     size_t rx_queue_bytes;
     uint64_t rx_stall_every_ns, rx_stall_ns;
+    /* With rx_stall_every_ns 0: one stall of rx_stall_ns from this time, of
+     * node rx_stall_node only (a rank computing). */
+    uint64_t rx_stall_at_ns;
+    unsigned rx_stall_node;
+    /* When a receiver has read its queue empty after arrivals were dropped
+     * for want of room, tell its engine (esp_proto_rx_overflow), as the
+     * BTL does when the kernel's drop count grew. */
+    bool rx_report_drops;
     /* A reader that polls (the BTL's progress loop): what arrives is read
      * at the next multiple of rx_poll_ns, one path's socket after the
      * other (path 0's datagrams first), so a newer datagram by a lower

@@ -113,6 +113,7 @@ struct world {
     uint64_t put_rejects, unknown_peer_calls;
     uint64_t hellos[MAXN][MAXN], hello_acks[MAXN][MAXN], acks[MAXN][MAXN], data[MAXN][MAXN];
     uint64_t retx[MAXN][MAXN];
+    uint64_t loss_acks[MAXN][MAXN];   /* ACKs with ESP_F_LOSS */
     rec_t **live;            /* every record not freed yet */
     size_t nlive, caplive;
     /* test hooks */
@@ -125,6 +126,7 @@ struct world {
     bool lazy_peers;         /* node 1 does not know node 0 until it hears from it */
     unsigned standby_paths;  /* bit k: path k is a standby (both ways) */
     bool accept_unknown;     /* ... and then adds it from unknown_peer() */
+    unsigned old_nodes;      /* bit i: node i is an engine without ESP_O_LOSS */
 };
 
 static void werr(world_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -446,7 +448,10 @@ static enum sim_verdict world_hook(void *arg, unsigned src, unsigned dst, enum e
         switch (buf[1]) {
         case ESP_T_HELLO: w->hellos[src][dst]++; break;
         case ESP_T_HELLO_ACK: w->hello_acks[src][dst]++; break;
-        case ESP_T_ACK: w->acks[src][dst]++; break;
+        case ESP_T_ACK:
+            w->acks[src][dst]++;
+            w->loss_acks[src][dst] += (buf[2] & ESP_F_LOSS) != 0;
+            break;
         default:
             w->data[src][dst]++;
             if (buf[2] & ESP_F_RETX) {
@@ -504,6 +509,7 @@ static void world_start(world_t *w)
         cfg.my_id = nd->id;
         cfg.my_epoch = nd->epoch;
         cfg.seed = w->cfg.seed * 31 + i;
+        cfg.no_loss_reports = (w->old_nodes >> i & 1) != 0;
         nd->p = esp_proto_create(&cfg, &world_ops, nd, 0);
         for (unsigned j = 0; j < w->n; j++) {
             if (j != i && !(w->lazy_peers && i == 1 && j == 0)) {
@@ -2164,6 +2170,88 @@ static void receiver_bound_incast(void) { receiver_bound(4, 0, 0.5, 62); }
 static void receiver_bound_loss(void) { receiver_bound(2, 0.01, 0.5, 63); }
 static void receiver_bound_incast_loss(void) { receiver_bound(4, 0.01, 0.5, 64); }
 
+/* ------------------------------------------------- a receiver that computes */
+
+/*
+ * Node 1 streams 20 MiB to node 0 (the grant learns node 0's drain rate),
+ * then, while node 0 computes for 1 s (reads nothing) behind a 64 KiB
+ * socket buffer, sends it one last 96 KiB PUT: the grant (a 4 MiB budget,
+ * as when the kernel's per-datagram overhead was misjudged) lets all of it
+ * go, and the kernel drops what does not fit, the tail: nothing sent after
+ * it will show it lost. When node 0 has read its queue empty it reports
+ * the drops (ESP_F_LOSS). old_nodes: engines without that option.
+ * Returns how long after node 0 resumed the last PUT completed.
+ */
+#define CR_STALL_AT (300 * MS)
+#define CR_STALL (SEC + 37 * MS)
+
+static uint64_t computing_receiver(unsigned old_nodes, esp_proto_stats_t *snd,
+                                   esp_proto_stats_t *rcv, uint64_t *flags_sent, uint64_t *dropped)
+{
+    world_t w;
+    world_init(&w, 2, 93, MTU_ETH);
+    w.netcfg.bandwidth_bps = 1e9;
+    w.netcfg.latency_ns = 20 * US;
+    w.netcfg.prio_latency_ns = 20 * US;
+    w.netcfg.rx_rate_bps = 4e9;
+    w.netcfg.rx_dgram_ns = 1 * US;
+    w.netcfg.rx_queue_bytes = 32u << 10;
+    w.netcfg.rx_stall_at_ns = CR_STALL_AT;
+    w.netcfg.rx_stall_node = 0;
+    w.netcfg.rx_stall_ns = CR_STALL;
+    w.netcfg.rx_report_drops = true;
+    w.cfg.rcv_budget = 4u << 20;
+    w.fixed_put = 1 << 20;
+    w.old_nodes = old_nodes;
+    world_start(&w);
+    world_traffic(&w, 1, 0, 20);
+    world_run(&w, CR_STALL_AT);
+    CHECK(world_done(&w));
+    world_idle(&w, CR_STALL_AT + MS - simnet_now(w.net));
+    uint64_t drops_before = simnet_link_stats(w.net, 1, 0)->rx_overflow;
+    esp_peer_info_t pi;
+    esp_proto_peer_info(w.nodes[1].p, 0, &pi);
+    CHECK(pi.peer_wnd >= (112u << 10));   /* the grant lets all of it go at once */
+    w.fixed_put = 96u << 10;
+    world_traffic(&w, 1, 0, 1);
+    uint64_t end = world_run(&w, 10 * SEC);
+    check_all_done(&w);
+    *snd = *esp_proto_stats(w.nodes[1].p);
+    *rcv = *esp_proto_stats(w.nodes[0].p);
+    *flags_sent = w.loss_acks[0][1] + w.loss_acks[1][0];
+    *dropped = simnet_link_stats(w.net, 1, 0)->rx_overflow - drops_before;
+    uint64_t wake = CR_STALL_AT + CR_STALL, after = end > wake ? end - wake : 0;
+    printf("    %s: %" PRIu64 " datagrams dropped by the full queue; done %.2f ms after "
+           "the receiver resumed; retx %" PRIu64 " (at its report %" PRIu64 ", fast %" PRIu64
+           ", timeouts %" PRIu64 ", spurious %" PRIu64 "); reports %" PRIu64 "\n",
+           old_nodes == 0 ? "both report" : old_nodes == 1 ? "old receiver" : "old sender",
+           *dropped, (double) after / 1e6, snd->retransmits, snd->loss_report_resends,
+           snd->fast_retransmits, snd->timeouts, snd->spurious_retransmits, rcv->loss_reports_tx);
+    world_fini(&w);
+    return after;
+}
+
+/* The tail the kernel dropped is sent again within a few round trips of
+ * the receiver's return, not after a timeout; only to an engine that
+ * offered ESP_O_LOSS is the flag ever sent. */
+static void computing_receiver_tail(void)
+{
+    esp_proto_stats_t snd, rcv;
+    uint64_t flags, dropped;
+    uint64_t with = computing_receiver(0, &snd, &rcv, &flags, &dropped);
+    CHECK(dropped > 0);                       /* the scenario drops a tail */
+    CHECK(rcv.loss_reports_tx > 0 && flags == rcv.loss_reports_tx);
+    CHECK(snd.loss_report_resends > 0);
+    CHECK(with <= 2 * MS);   /* read 32 KiB (0.1 ms), a round trip, resend 64 KiB (0.5 ms) */
+    CHECK(snd.spurious_retransmits * 10 <= snd.retransmits);
+    for (unsigned old = 1; old <= 2; old++) {
+        uint64_t without = computing_receiver(old, &snd, &rcv, &flags, &dropped);
+        CHECK(dropped > 0);
+        CHECK(flags == 0 && rcv.loss_reports_tx == 0 && snd.loss_report_resends == 0);
+        CHECK(without > with);                /* left to the timers, as before */
+    }
+}
+
 /* ------------------------------------------------------------ multipath */
 
 /*
@@ -2946,6 +3034,7 @@ int main(int argc, char **argv)
     CASE(receiver_bound_incast, false);
     CASE(receiver_bound_loss, false);
     CASE(receiver_bound_incast_loss, false);
+    CASE(computing_receiver_tail, false);
     CASE(mp_stripe, false);
     CASE(mp_unequal, false);
     CASE(mp_death, false);
