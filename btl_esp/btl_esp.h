@@ -40,6 +40,8 @@ typedef struct mca_btl_esp_nic {
     bool active;                        /* a peer path uses it: polled every pass */
     ebtl_nic_place_t place;             /* near or far from our cores (btl_esp_if_locality) */
     unsigned last_rx[ESP_WIRE_MAX_RXQ]; /* pass of the last datagram, by receive queue */
+    uint64_t drops_seen;                /* the kernel's drop count when last read (rx_drops) */
+    uint64_t drops_read_ns;             /* ... read then */
 } mca_btl_esp_nic_t;
 
 /* A registered memory region (btl_register_mem): PUTs may write into it. */

@@ -159,6 +159,27 @@ static bool should_poll(const mca_btl_esp_module_t *m, const mca_btl_esp_nic_t *
            || pass % COLD_DATA_POLL_EVERY == 0;
 }
 
+/* A NIC's drop count is read at most this often (a system call per queue). */
+#define DROPS_READ_NS (1000 * 1000)
+
+/* Every queue of nic was read empty: if the kernel dropped datagrams since
+ * we last looked (the process was away and a buffer filled), what the
+ * peers sent and we lack is lost, not late: tell them (ESP_F_LOSS) rather
+ * than wait for their timers. */
+static void read_drops(mca_btl_esp_module_t *m, mca_btl_esp_nic_t *nic, uint64_t now)
+{
+    if (m->wire->rx_drops == NULL || now - nic->drops_read_ns < DROPS_READ_NS) {
+        return;
+    }
+    nic->drops_read_ns = now;
+    uint64_t d = m->wire->rx_drops(nic);
+    if (d > nic->drops_seen) {
+        nic->drops_seen = d;
+        esp_proto_rx_overflow(m->proto, now);
+        m->wire->flush(m);
+    }
+}
+
 int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
 {
     int total = 0;
@@ -166,12 +187,15 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
     unsigned pass = m->passes++;
     for (size_t i = 0; i < m->num_nics; i++) {
         mca_btl_esp_nic_t *nic = &m->nics[i];
+        bool drained = true;
         /* The last queues first: the priority ones (ACKs, tiny messages). */
         for (unsigned q = m->wire->rx_queues; q-- > 0;) {
             if (!should_poll(m, nic, q, pass)) {
+                drained = false;
                 continue;
             }
-            for (int b = 0; b < RX_BATCHES_PER_PASS; b++) {
+            int b;
+            for (b = 0; b < RX_BATCHES_PER_PASS; b++) {
                 int n = m->wire->recv(nic, q, msgs, EBTL_DGRAM_RX_BATCH, now);
                 for (int k = 0; k < n; k++) {
                     esp_proto_input_via(m->proto, (unsigned) i, msgs[k].buf, msgs[k].len, now);
@@ -189,6 +213,10 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
                     break;   /* drained: another read now would only cost a system call */
                 }
             }
+            drained = drained && b < RX_BATCHES_PER_PASS;
+        }
+        if (drained) {
+            read_drops(m, nic, now);
         }
     }
     return total;

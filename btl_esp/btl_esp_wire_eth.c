@@ -224,6 +224,17 @@ static int eth_wait_fds(const mca_btl_esp_nic_t *nic, int *out, int max)
     return n + esp_wire_udp_wait_fds(nic, out + n, max - n);
 }
 
+static uint64_t eth_rx_drops(mca_btl_esp_nic_t *nic)
+{
+    eth_nic_t *e = en(nic);
+    uint64_t d = esp_wire_udp_rx_drops(nic);
+    if (e->open) {
+        (void) ebtl_eth_kernel_stats(&e->sock);
+        d += e->sock.stats.rx_kernel_drops;
+    }
+    return d;
+}
+
 static void eth_stats(const mca_btl_esp_nic_t *nic, ebtl_dgram_stats_t *w,
                       ebtl_fault_stats_t *faults, bool *gso, bool *gro)
 {
@@ -284,5 +295,6 @@ const esp_wire_ops_t esp_wire_eth = {
     .recv = eth_recv,
     .rx_buffered = eth_rx_buffered,
     .wait_fds = eth_wait_fds,
+    .rx_drops = eth_rx_drops,
     .stats = eth_stats,
 };

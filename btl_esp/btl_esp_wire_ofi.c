@@ -180,5 +180,6 @@ const esp_wire_ops_t esp_wire_ofi = {
     .recv = ofi_recv,
     .rx_buffered = ofi_rx_buffered,
     .wait_fds = NULL,           /* no wait object asked of the provider: the thread ticks */
+    .rx_drops = NULL,           /* a provider's drops are not counted where we can read them */
     .stats = ofi_stats,
 };

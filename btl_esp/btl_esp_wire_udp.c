@@ -143,6 +143,11 @@ int esp_wire_udp_wait_fds(const mca_btl_esp_nic_t *nic, int *out, int max)
     return n;
 }
 
+uint64_t esp_wire_udp_rx_drops(mca_btl_esp_nic_t *nic)
+{
+    return ebtl_dgram_kernel_drops(&nic->sock[0]) + ebtl_dgram_kernel_drops(&nic->sock[1]);
+}
+
 void esp_wire_udp_stats(const mca_btl_esp_nic_t *nic, ebtl_dgram_stats_t *w,
                       ebtl_fault_stats_t *faults, bool *gso, bool *gro)
 {
@@ -179,5 +184,6 @@ const esp_wire_ops_t esp_wire_udp = {
     .recv = udp_recv,
     .rx_buffered = udp_rx_buffered,
     .wait_fds = esp_wire_udp_wait_fds,
+    .rx_drops = esp_wire_udp_rx_drops,
     .stats = esp_wire_udp_stats,
 };
