@@ -280,7 +280,9 @@ static void seg_transmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
     } else {
         n = msg_range(s->msg, s->off, s->len, pl);
     }
-    if (s->xmits > 0 && (s->resent == ESP_RESENT_ORDER || s->resent == ESP_RESENT_TIMEOUT)) {
+    if (s->xmits > 0
+        && (s->resent == ESP_RESENT_ORDER || s->resent == ESP_RESENT_TIMEOUT
+            || s->resent == ESP_RESENT_REPORT)) {
         log_resend(c, s, now);
     }
     esp_transmit(c, s->path, &h, &s->ext, pl, n, seg_channel(c, s));
@@ -858,6 +860,40 @@ static void rack_detect(esp_conn_t *c, uint64_t now)
     }
 }
 
+/*
+ * An ACK answered a segment sent again after a timeout: the peer speaks
+ * again (it was descheduled, or the way was down). What it does not report
+ * of what we sent before may be lost too, the tail with it, which nothing
+ * sent after would show, and each of those would otherwise wait for its
+ * own timer, one timeout after the other. The last segment on the oldest
+ * one's channel (each channel is its own order) goes again now: the peer's
+ * report of it shows the holes before it lost (rack_detect), at the cost
+ * of a duplicate when nothing was.
+ */
+static void probe_tail(esp_conn_t *c)
+{
+    esp_proto_t *p = c->p;
+    const esp_seg_t *oldest = c->sring[c->snd_una & (c->scap - 1)];
+    if (oldest == NULL) {
+        return;
+    }
+    enum esp_channel ch = seg_channel(c, oldest);
+    esp_seg_t *s = NULL;
+    for (uint32_t q = c->snd_nxt; q != c->snd_una && s == NULL; q--) {
+        esp_seg_t *t = c->sring[(q - 1) & (c->scap - 1)];
+        if (t != NULL && !t->sacked && seg_channel(c, t) == ch) {
+            s = t;
+        }
+    }
+    if (s == NULL || s == oldest || on_resend_queue(p, s) || s->path == ESP_NO_PATH) {
+        return;
+    }
+    esp_hotel_checkout(&p->hotel, &s->room);
+    p->stats.probes++;
+    s->resent = ESP_RESENT_PROBE;
+    resend_append(p, s);
+}
+
 /* --------------------------------------------------------- spurious resends */
 
 /* The receiver reports segment seq arrived twice. When we had sent it
@@ -1019,7 +1055,7 @@ void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
         on_dup_report(c, h->seq);   /* before the ACK frees the segment */
     }
     size_t newly[ESP_MAX_PATHS] = {0};
-    bool advanced = ack != c->snd_una;
+    bool advanced = ack != c->snd_una, answered_timeout = false;
     if (advanced) {
         /* The newest segment acknowledged gives the RTT, when every segment
          * acknowledged was sent once and not sacked: after a hole (a loss,
@@ -1042,6 +1078,7 @@ void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
             if (s->xmits != 1 || s->sacked) {
                 clean = false;
             }
+            answered_timeout = answered_timeout || s->resent == ESP_RESENT_TIMEOUT;
             newest_sent = s->sent_ns;
             newest_path = s->path;
             seg_acked(c, s);
@@ -1132,6 +1169,9 @@ void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
     }
     if (c->snd_una != c->snd_nxt && fresh && (h->flags & ESP_F_LOSS)) {
         resend_reported(c, now);
+    }
+    if (c->snd_una != c->snd_nxt && fresh && answered_timeout) {
+        probe_tail(c);
     }
     if (c->snd_una != c->snd_nxt && fresh) {
         rack_detect(c, now);
