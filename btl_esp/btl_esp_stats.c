@@ -82,6 +82,7 @@ static const ebtl_stats_t stats = {counters, NCOUNTERS, sizeof(counters[0]), col
  * the order the finalize lines name them in). */
 typedef struct nic_totals {
     uint64_t segs_tx, bytes_tx, segs_rx, bytes_rx, path_down, path_up, paths_dead;
+    uint64_t kernel_drops;
 } nic_totals_t;
 
 typedef struct nic_counter {
@@ -99,6 +100,8 @@ static const nic_counter_t nic_counters[] = {
     N(path_down, false, "Per NIC: times a path through it was declared dead"),
     N(path_up, false, "Per NIC: times a dead path through it answered and carried data again"),
     N(paths_dead, true, "Per NIC: paths through it to connected peers that are dead now"),
+    N(kernel_drops, false, "Per NIC: datagrams for it the kernel dropped because a receive "
+                           "buffer was full (0 where the wire cannot tell: ofi)"),
 };
 #undef N
 #define NNIC_COUNTERS (sizeof(nic_counters) / sizeof(nic_counters[0]))
@@ -107,6 +110,9 @@ static const nic_counter_t nic_counters[] = {
 static void nic_collect(const mca_btl_esp_module_t *m, nic_totals_t *t)
 {
     memset(t, 0, m->num_nics * sizeof(*t));
+    for (size_t i = 0; i < m->num_nics && m->wire->rx_drops != NULL; i++) {
+        t[i].kernel_drops = m->wire->rx_drops(&m->nics[i]);
+    }
     if (m->proto == NULL) {
         return;
     }

@@ -81,7 +81,7 @@ typedef struct esp_wire_ops {
     int (*wait_fds)(const struct mca_btl_esp_nic *nic, int *out, int max);
     /* Datagrams for nic the kernel dropped so far (its queues were full),
      * a system call or two; NULL when the wire cannot tell. */
-    uint64_t (*rx_drops)(struct mca_btl_esp_nic *nic);
+    uint64_t (*rx_drops)(const struct mca_btl_esp_nic *nic);
     void (*stats)(const struct mca_btl_esp_nic *nic, ebtl_dgram_stats_t *sum,
                   ebtl_fault_stats_t *faults, bool *gso, bool *gro);
 } esp_wire_ops_t;
@@ -121,7 +121,7 @@ int esp_wire_udp_resolve(const struct mca_btl_esp_nic *nic, const ebtl_modex_add
 void esp_wire_udp_queue(struct mca_btl_esp_module *m, struct mca_btl_esp_nic *nic, int ch,
                         const esp_wire_dest_t *to, const struct iovec *iov, int iovcnt);
 int esp_wire_udp_wait_fds(const struct mca_btl_esp_nic *nic, int *out, int max);
-uint64_t esp_wire_udp_rx_drops(struct mca_btl_esp_nic *nic);
+uint64_t esp_wire_udp_rx_drops(const struct mca_btl_esp_nic *nic);
 void esp_wire_udp_stats(const struct mca_btl_esp_nic *nic, ebtl_dgram_stats_t *sum,
                         ebtl_fault_stats_t *faults, bool *gso, bool *gro);
 

@@ -224,7 +224,7 @@ static int eth_wait_fds(const mca_btl_esp_nic_t *nic, int *out, int max)
     return n + esp_wire_udp_wait_fds(nic, out + n, max - n);
 }
 
-static uint64_t eth_rx_drops(mca_btl_esp_nic_t *nic)
+static uint64_t eth_rx_drops(const mca_btl_esp_nic_t *nic)
 {
     eth_nic_t *e = en(nic);
     uint64_t d = esp_wire_udp_rx_drops(nic);

@@ -143,7 +143,7 @@ int esp_wire_udp_wait_fds(const mca_btl_esp_nic_t *nic, int *out, int max)
     return n;
 }
 
-uint64_t esp_wire_udp_rx_drops(mca_btl_esp_nic_t *nic)
+uint64_t esp_wire_udp_rx_drops(const mca_btl_esp_nic_t *nic)
 {
     return ebtl_dgram_kernel_drops(&nic->sock[0]) + ebtl_dgram_kernel_drops(&nic->sock[1]);
 }

@@ -9,7 +9,8 @@
  * btl_esp_nic_bytes_tx, summed over the NICs, must cover what was sent,
  * and so must rank 1's btl_esp_nic_bytes_rx; with MIN_PER_NIC, every NIC
  * must have carried at least that many bytes each way (several NICs in
- * use at once). btl_esp_nic_paths_dead must read 0 on every NIC.
+ * use at once). btl_esp_nic_paths_dead must read 0 on every NIC, and
+ * btl_esp_nic_kernel_drops must exist with a value per NIC.
  * Prints "nic_pvars: OK ..." on rank 0.
  *
  *   nic_pvars [COUNT [SIZE [MIN_PER_NIC]]]   (default 200 65536 0)
@@ -44,13 +45,14 @@ int main(int argc, char **argv)
         }
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    const char *names[3] = {"btl_esp_nic_bytes_tx", "btl_esp_nic_bytes_rx",
-                            "btl_esp_nic_paths_dead"};
+    /* nic_kernel_drops: only that it exists, one value per NIC */
+    const char *names[4] = {"btl_esp_nic_bytes_tx", "btl_esp_nic_bytes_rx",
+                            "btl_esp_nic_paths_dead", "btl_esp_nic_kernel_drops"};
     MPI_T_pvar_session session;
     MPI_T_pvar_session_create(&session);
-    MPI_T_pvar_handle h[3];
+    MPI_T_pvar_handle h[4];
     int nics = 0;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         int idx = find_pvar(names[k]), n = 0;
         if (idx < 0) {
             printf("nic_pvars FAIL rank %d: no performance variable %s\n", rank, names[k]);
@@ -135,7 +137,7 @@ int main(int argc, char **argv)
         printf("nic_pvars: OK (%d NICs; %ld x %zu bytes; rank 0 nic_bytes_tx +%s; rank 1 "
                "nic_bytes_rx +%s)\n", nics, count, size, per, peer_per);
     }
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         MPI_T_pvar_handle_free(session, &h[k]);
     }
     MPI_T_pvar_session_free(&session);
