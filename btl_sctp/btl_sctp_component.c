@@ -115,7 +115,8 @@ static bool bsctp_params_valid(void)
 /* Put the selected addresses of one interface next to each other (in the
  * order interfaces first appear); returns how many interfaces there are
  * and the number of addresses of each in per_if. */
-static size_t group_by_interface(ebtl_if_t *ifs, size_t n, size_t *per_if)
+static size_t group_by_interface(ebtl_if_t *ifs, ebtl_nic_place_t *place, size_t n,
+                                 size_t *per_if)
 {
     size_t groups = 0, done = 0;
     while (done < n) {
@@ -125,13 +126,48 @@ static size_t group_by_interface(ebtl_if_t *ifs, size_t n, size_t *per_if)
             if (ifs[j].ifindex == idx) {
                 ebtl_if_t t = ifs[j];
                 memmove(&ifs[k + 1], &ifs[k], (j - k) * sizeof(*ifs));
-                ifs[k++] = t;
+                ifs[k] = t;
+                if (place != NULL) {   /* each address's place moves with it */
+                    ebtl_nic_place_t p = place[j];
+                    memmove(&place[k + 1], &place[k], (j - k) * sizeof(*place));
+                    place[k] = p;
+                }
+                k++;
             }
         }
         per_if[groups++] = k - done;
         done = k;
     }
     return groups;
+}
+
+/*
+ * Style one-to-one and a bound process: ob1 chooses among a module per
+ * NIC, and only its weights may say which NIC to prefer. A far NIC's
+ * module reports 1/FAR_MODULE_SHARE of the bandwidth, so ob1 stripes
+ * about 1 % of the bulk over it; its latency stays the same, so ob1 still
+ * sends eager messages by every module in turn. A higher latency (what
+ * usnic does) takes the far module out of ob1's eager list, and Open MPI
+ * 4.1's ob1 then queues the rendezvous ACK of a message that arrived by
+ * that module until some later send by another completes
+ * (mca_pml_ob1_process_pending_packets, run from completion callbacks
+ * only): at the end of a job there is none, and the job hung (about one
+ * 4-rank flood in five across two hosts, ranks near different NICs).
+ */
+#define FAR_MODULE_SHARE 100
+
+static void far_modules_locality(char *locality, size_t len)
+{
+    static const char fallback[] = "; only as a fallback:";
+    char *at = strstr(locality, fallback);
+    if (at == NULL) {
+        return;
+    }
+    char rest[256];
+    snprintf(rest, sizeof(rest), "%s", at + sizeof(fallback) - 1);
+    snprintf(at, len - (size_t) (at - locality),
+             "; eager messages in turn and 1 %% of the bulk by:%s (style one-to-one: ob1 "
+             "weighs a module per NIC)", rest);
 }
 
 /* Init failed: close the modules made so far; returns NULL (no modules). */
@@ -157,21 +193,17 @@ static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
      * ::1 are one wire), each its own stack, SCTP port btl_sctp_port + its
      * index (the process's usrsctp holds all their listeners). */
     bool per_if = c->style->module_per_interface;
-    if (per_if && c->base.ifaces.prefer_near) {
-        /* A module per NIC: weighting the far ones down (a higher latency,
-         * as usnic does) left a 4-rank flood across two hosts hanging in
-         * about one run in five here (each side then opens its first
-         * association on a different module); until that is understood,
-         * ob1 stripes over every NIC as before. */
-        c->base.ifaces.prefer_near = false;
-        snprintf(c->base.ifaces.locality, sizeof(c->base.ifaces.locality),
-                 "all interfaces (style one-to-one: a module per NIC, not chosen by locality)");
+    bool far_weighted = per_if && c->base.ifaces.prefer_near;
+    if (far_weighted) {
+        far_modules_locality(c->base.ifaces.locality, sizeof(c->base.ifaces.locality));
     }
     size_t addrs_of[EBTL_MODEX_MAX_ADDRS];
     if (c->base.ifaces.count > EBTL_MODEX_MAX_ADDRS) {
         c->base.ifaces.count = EBTL_MODEX_MAX_ADDRS;   /* the modex record holds no more */
     }
-    size_t nmod = per_if ? group_by_interface(c->base.ifaces.selected, c->base.ifaces.count, addrs_of) : 1;
+    size_t nmod = per_if ? group_by_interface(c->base.ifaces.selected, c->base.ifaces.place,
+                                              c->base.ifaces.count, addrs_of)
+                         : 1;
     if (!per_if) {
         addrs_of[0] = c->base.ifaces.count;
     }
@@ -208,6 +240,10 @@ static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
         }
         c->modules[c->num_modules++] = m;
         btls[k] = &m->base.super;
+        if (far_weighted && c->base.ifaces.place[first] == EBTL_NIC_FAR) {
+            uint32_t bw = m->base.super.btl_bandwidth / FAR_MODULE_SHARE;
+            m->base.super.btl_bandwidth = bw > 0 ? bw : 1;
+        }
     }
     int rc = mca_btl_sctp_modex_send();
     if (rc != OPAL_SUCCESS) {
