@@ -574,12 +574,15 @@ static void on_notification(bsctp_stack_t *st, const uint8_t *buf, size_t len)
         case SCTP_CANT_STR_ASSOC:
             st->stats.assoc_lost++;
             if (l != NULL) {
-                association_ended(st, index, l,
-                                  ac->sac_state == SCTP_COMM_LOST
-                                      ? "stopped answering: its SCTP association was lost or "
-                                        "aborted"
-                                      : "could not be reached: no SCTP association could be made",
-                                  true);
+                /* The cause an ABORT carried (RFC 9260 3.3.10), 0 after
+                 * our own retransmissions ran out: it tells the two apart. */
+                char why[160];
+                snprintf(why, sizeof(why), "%s (SCTP cause %u)",
+                         ac->sac_state == SCTP_COMM_LOST
+                             ? "stopped answering: its SCTP association was lost or aborted"
+                             : "could not be reached: no SCTP association could be made",
+                         (unsigned) ac->sac_error);
+                association_ended(st, index, l, why, true);
             }
             break;
         case SCTP_SHUTDOWN_COMP:
