@@ -42,10 +42,15 @@ const char *ebtl_thread_format(const ebtl_thread_t *t, char *buf, size_t len)
 
 void ebtl_thread_enable(mca_btl_base_module_t **modules, int n)
 {
-    /* what btl tcp does for its thread (4.1 btl_tcp_component.c) */
+    /* what btl tcp does for its thread (4.1 btl_tcp_component.c). And
+     * every peer added at once, at start-up: the thread delivers to ob1
+     * holding the module lock, while ob1 adds a peer lazily (its first
+     * send) holding its own lock and calling add_procs, which takes the
+     * module lock: a deadlock, seen with MPI_THREAD_MULTIPLE at np 4. */
     opal_set_using_threads(true);
     for (int i = 0; i < n; i++) {
-        modules[i]->btl_flags |= MCA_BTL_FLAGS_BTL_PROGRESS_THREAD_ENABLED;
+        modules[i]->btl_flags |= MCA_BTL_FLAGS_BTL_PROGRESS_THREAD_ENABLED
+                                 | MCA_BTL_FLAGS_SINGLE_ADD_PROCS;
     }
 }
 
