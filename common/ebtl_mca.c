@@ -325,7 +325,6 @@ mca_btl_base_module_t **ebtl_mca_component_init(int *num_btls, bool enable_progr
 {
     const char *name = self->super.btl_version.mca_component_name;
     (void) enable_progress_threads;
-    (void) enable_mpi_threads;
     *num_btls = 0;
     if (!self->params_valid() || ifaces_select(name, &self->ifaces) != 0
         || ifaces_locate(name, &self->ifaces) != 0) {
@@ -338,6 +337,9 @@ mca_btl_base_module_t **ebtl_mca_component_init(int *num_btls, bool enable_progr
         return NULL;
     }
     mca_btl_base_module_t **btls = self->make_modules(num_btls);
+    if (btls != NULL && *num_btls > 0 && enable_mpi_threads) {
+        ebtl_thread_add_peers_at_start(btls, *num_btls);
+    }
     if (btls != NULL && *num_btls > 0 && self->progress_thread) {
         /* Before ob1 looks at the modules: it guards its matching then. */
         ebtl_thread_enable(btls, *num_btls);

@@ -42,15 +42,23 @@ const char *ebtl_thread_format(const ebtl_thread_t *t, char *buf, size_t len)
 
 void ebtl_thread_enable(mca_btl_base_module_t **modules, int n)
 {
-    /* what btl tcp does for its thread (4.1 btl_tcp_component.c). And
-     * every peer added at once, at start-up: the thread delivers to ob1
-     * holding the module lock, while ob1 adds a peer lazily (its first
-     * send) holding its own lock and calling add_procs, which takes the
-     * module lock: a deadlock, seen with MPI_THREAD_MULTIPLE at np 4. */
+    /* what btl tcp does for its thread (4.1 btl_tcp_component.c) */
     opal_set_using_threads(true);
     for (int i = 0; i < n; i++) {
-        modules[i]->btl_flags |= MCA_BTL_FLAGS_BTL_PROGRESS_THREAD_ENABLED
-                                 | MCA_BTL_FLAGS_SINGLE_ADD_PROCS;
+        modules[i]->btl_flags |= MCA_BTL_FLAGS_BTL_PROGRESS_THREAD_ENABLED;
+    }
+    ebtl_thread_add_peers_at_start(modules, n);
+}
+
+void ebtl_thread_add_peers_at_start(mca_btl_base_module_t **modules, int n)
+{
+    /* Whenever two threads may be in the BTL: one delivers to ob1 holding
+     * the module lock, while another adds a peer lazily (ob1's first send
+     * to it) holding ob1's proc lock and calling add_procs, which takes
+     * the module lock: a deadlock, seen with the progress thread under
+     * MPI_THREAD_MULTIPLE at np 4. Every peer added at start-up instead. */
+    for (int i = 0; i < n; i++) {
+        modules[i]->btl_flags |= MCA_BTL_FLAGS_SINGLE_ADD_PROCS;
     }
 }
 

@@ -53,6 +53,10 @@ typedef struct ebtl_thread {
  * and ob1 told (on each of the n modules). */
 void ebtl_thread_enable(mca_btl_base_module_t **modules, int n);
 
+/* Whenever threads may share the BTL (its thread, or MPI_THREAD_MULTIPLE):
+ * ob1 adds every peer at start-up, never lazily from another thread. */
+void ebtl_thread_add_peers_at_start(mca_btl_base_module_t **modules, int n);
+
 /* Start the thread, sleeping on the nfds descriptors fds (0: ticking).
  * Returns 0, or -1 (errno) when it cannot be made. */
 int ebtl_thread_start(ebtl_thread_t *t, bool (*busy)(void *ctx), void *ctx, uint64_t busy_ns,
