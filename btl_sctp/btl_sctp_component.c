@@ -48,6 +48,12 @@ static bool bsctp_params_valid(void)
     }
     mca_btl_sctp_component.mode = bsctp_modes[mode];
     mca_btl_sctp_component.style = bsctp_styles[style];
+    /* the locality line says how far NICs are used (FAR_MODULE_SHARE) */
+    mca_btl_sctp_component.base.ifaces.far_use =
+        bsctp_styles[style]->module_per_interface
+            ? "eager messages in turn and 1 % of the bulk (style one-to-one: ob1 weighs a "
+              "module per NIC) by"
+            : NULL;
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
     mca_btl_base_module_t *t = &mca_btl_sctp_module_template.base.super;
     if (ebtl_param_check_range("btl_sctp_port", c->port, 1, 65535, err, sizeof(err)) != 0
@@ -156,20 +162,6 @@ static size_t group_by_interface(ebtl_if_t *ifs, ebtl_nic_place_t *place, size_t
  */
 #define FAR_MODULE_SHARE 100
 
-static void far_modules_locality(char *locality, size_t len)
-{
-    static const char fallback[] = "; only as a fallback:";
-    char *at = strstr(locality, fallback);
-    if (at == NULL) {
-        return;
-    }
-    char rest[256];
-    snprintf(rest, sizeof(rest), "%s", at + sizeof(fallback) - 1);
-    snprintf(at, len - (size_t) (at - locality),
-             "; eager messages in turn and 1 %% of the bulk by:%s (style one-to-one: ob1 "
-             "weighs a module per NIC)", rest);
-}
-
 /* Init failed: close the modules made so far; returns NULL (no modules). */
 static mca_btl_base_module_t **drop_modules(mca_btl_sctp_component_t *c,
                                             mca_btl_base_module_t **btls)
@@ -194,9 +186,6 @@ static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
      * index (the process's usrsctp holds all their listeners). */
     bool per_if = c->style->module_per_interface;
     bool far_weighted = per_if && c->base.ifaces.prefer_near;
-    if (far_weighted) {
-        far_modules_locality(c->base.ifaces.locality, sizeof(c->base.ifaces.locality));
-    }
     size_t addrs_of[EBTL_MODEX_MAX_ADDRS];
     if (c->base.ifaces.count > EBTL_MODEX_MAX_ADDRS) {
         c->base.ifaces.count = EBTL_MODEX_MAX_ADDRS;   /* the modex record holds no more */

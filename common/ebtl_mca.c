@@ -296,8 +296,8 @@ static int ifaces_locate(const char *component_name, ebtl_mca_ifaces_t *params)
                 }
             }
             if (pass == 0 && n > 0 && (size_t) n < sizeof(params->locality)) {
-                n += snprintf(params->locality + n, sizeof(params->locality) - n,
-                              "; only as a fallback:");
+                n += snprintf(params->locality + n, sizeof(params->locality) - n, "; %s:",
+                              params->far_use != NULL ? params->far_use : "only as a fallback");
             }
         }
     }

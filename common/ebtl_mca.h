@@ -42,6 +42,9 @@ typedef struct ebtl_mca_ifaces {
     ebtl_nic_place_t *place;
     bool prefer_near;
     char locality[256];
+    /* how the component uses the far NICs, for that line (set before
+     * init; NULL: "only as a fallback") */
+    const char *far_use;
 } ebtl_mca_ifaces_t;
 
 /* A component's defaults for Open MPI's standard btl_<c>_* parameters. */
