@@ -68,6 +68,7 @@ typedef struct mca_btl_esp_module {
     ebtl_frag_list_t frags_user;         /* header room only: data stays in user memory */
     ebtl_frag_list_t frags_put;          /* no payload room: PUT */
     unsigned passes;                     /* progress passes, for polling idle NICs */
+    bool drops_unreported;               /* a NIC's kernel drops, not yet told to peers */
 } mca_btl_esp_module_t;
 
 typedef struct mca_btl_esp_component {

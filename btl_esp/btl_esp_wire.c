@@ -162,10 +162,9 @@ static bool should_poll(const mca_btl_esp_module_t *m, const mca_btl_esp_nic_t *
 /* A NIC's drop count is read at most this often (a system call per queue). */
 #define DROPS_READ_NS (1000 * 1000)
 
-/* Every queue of nic was read empty: if the kernel dropped datagrams since
- * we last looked (the process was away and a buffer filled), what the
- * peers sent and we lack is lost, not late: tell them (ESP_F_LOSS) rather
- * than wait for their timers. */
+/* Every queue of nic was read empty: note whether the kernel dropped
+ * datagrams since we last looked (the process was away and a buffer
+ * filled). */
 static void read_drops(mca_btl_esp_module_t *m, mca_btl_esp_nic_t *nic, uint64_t now)
 {
     if (m->wire->rx_drops == NULL || now - nic->drops_read_ns < DROPS_READ_NS) {
@@ -175,9 +174,19 @@ static void read_drops(mca_btl_esp_module_t *m, mca_btl_esp_nic_t *nic, uint64_t
     uint64_t d = m->wire->rx_drops(nic);
     if (d > nic->drops_seen) {
         nic->drops_seen = d;
-        esp_proto_rx_overflow(m->proto, now);
-        m->wire->flush(m);
+        m->drops_unreported = true;
     }
+}
+
+/* After drops, once every NIC in use was read empty in one pass, what the
+ * peers sent and we lack is lost, not late (nor waiting on another NIC,
+ * when they stripe): tell them (ESP_F_LOSS) rather than wait for their
+ * timers. */
+static void report_drops(mca_btl_esp_module_t *m, uint64_t now)
+{
+    m->drops_unreported = false;
+    esp_proto_rx_overflow(m->proto, now);
+    m->wire->flush(m);
 }
 
 int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
@@ -185,6 +194,7 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
     int total = 0;
     ebtl_dgram_msg_t msgs[EBTL_DGRAM_RX_BATCH];
     unsigned pass = m->passes++;
+    bool all_drained = true;
     for (size_t i = 0; i < m->num_nics; i++) {
         mca_btl_esp_nic_t *nic = &m->nics[i];
         bool drained = true;
@@ -217,7 +227,12 @@ int esp_wire_poll(mca_btl_esp_module_t *m, uint64_t now)
         }
         if (drained) {
             read_drops(m, nic, now);
+        } else if (nic->active) {
+            all_drained = false;
         }
+    }
+    if (m->drops_unreported && all_drained) {
+        report_drops(m, now);
     }
     return total;
 }
