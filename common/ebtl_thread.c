@@ -56,7 +56,8 @@ void ebtl_thread_add_peers_at_start(mca_btl_base_module_t **modules, int n)
      * the module lock, while another adds a peer lazily (ob1's first send
      * to it) holding ob1's proc lock and calling add_procs, which takes
      * the module lock: a deadlock, seen with the progress thread under
-     * MPI_THREAD_MULTIPLE at np 4. Every peer added at start-up instead. */
+     * MPI_THREAD_MULTIPLE at np 4. Every peer added at start-up instead
+     * (btl tcp too, under MPI_THREAD_MULTIPLE with several modules). */
     for (int i = 0; i < n; i++) {
         modules[i]->btl_flags |= MCA_BTL_FLAGS_SINGLE_ADD_PROCS;
     }
