@@ -337,7 +337,7 @@ mca_btl_base_module_t **ebtl_mca_component_init(int *num_btls, bool enable_progr
         return NULL;
     }
     mca_btl_base_module_t **btls = self->make_modules(num_btls);
-    if (btls != NULL && *num_btls > 0 && enable_mpi_threads) {
+    if (btls != NULL && *num_btls > 0 && (enable_mpi_threads || self->progress_thread)) {
         ebtl_thread_add_peers_at_start(btls, *num_btls);
     }
     if (btls != NULL && *num_btls > 0 && self->progress_thread) {

@@ -47,7 +47,6 @@ void ebtl_thread_enable(mca_btl_base_module_t **modules, int n)
     for (int i = 0; i < n; i++) {
         modules[i]->btl_flags |= MCA_BTL_FLAGS_BTL_PROGRESS_THREAD_ENABLED;
     }
-    ebtl_thread_add_peers_at_start(modules, n);
 }
 
 void ebtl_thread_add_peers_at_start(mca_btl_base_module_t **modules, int n)
