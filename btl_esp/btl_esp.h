@@ -92,6 +92,7 @@ typedef struct mca_btl_esp_component {
     int max_paths;               /* ways to one peer at most (one per NIC of ours) */
     int path_timeout_us, path_probe_us;
     int checksum;                /* 1 (or -1) every byte, 0 only each datagram's head */
+    int compact;                 /* 1: the bulk of large messages in compact pieces */
     int port_min;
     int free_list_max;
     int verbose;

@@ -56,6 +56,7 @@ static const esp_counter_t counters[] = {
     C(failover_resent, "Segments a dead path had out, sent again by another path"),
     C(loss_reports_tx, "ACKs telling peers that the kernel dropped datagrams here (flag LOSS)"),
     C(loss_report_resends, "Segments sent again because the peer reported its kernel dropped them"),
+    C(compact_tx, "Data segments sent as compact pieces (20-byte header)"),
 };
 #undef C
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))

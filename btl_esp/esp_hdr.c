@@ -20,7 +20,8 @@ static inline void put64(uint8_t *p, uint64_t v) { esp_put32(p, (uint32_t) (v >>
 
 const char *esp_seg_type_name(unsigned type)
 {
-    static const char *const names[] = {"?", "HELLO", "HELLO_ACK", "FRAG", "CHUNK", "PUT", "ACK"};
+    static const char *const names[] = {"?",   "HELLO", "HELLO_ACK", "FRAG",
+                                        "CHUNK", "PUT", "ACK",     "CCHUNK", "CPUT"};
     return type <= ESP_T_MAX ? names[type] : "?";
 }
 
@@ -39,9 +40,25 @@ static void encode_common(const esp_hdr_t *h, uint8_t *o)
     put16(o + 30, h->len);
 }
 
+static size_t encode_compact(const esp_hdr_t *h, uint8_t *o)
+{
+    o[0] = h->version;
+    o[1] = h->type;
+    o[2] = h->flags;
+    o[3] = h->tag;
+    esp_put32(o + 4, 0);
+    esp_put32(o + 8, h->conn);
+    esp_put32(o + 12, h->seq);
+    esp_put32(o + 16, h->offset);
+    return ESP_COMPACT_LEN;
+}
+
 size_t esp_hdr_encode(const esp_hdr_t *h, const void *ext, void *out)
 {
     uint8_t *o = out;
+    if (esp_type_compact(h->type)) {
+        return encode_compact(h, o);
+    }
     encode_common(h, o);
     switch (h->type) {
     case ESP_T_CHUNK: {
@@ -114,11 +131,42 @@ size_t esp_hdr_seal(void *hdr, size_t hdr_len, const struct iovec *payload, int 
     return hdr_len;
 }
 
-bool esp_hdr_head_ok(const void *buf, const esp_parsed_t *d)
+/* A compact piece's CRC begins with the high half of the receiver's token:
+ * only a sender that knows it makes one the receiver takes. */
+static uint32_t compact_seed(uint64_t token)
+{
+    uint8_t hi[4];
+    esp_put32(hi, (uint32_t) (token >> 32));
+    return ebtl_crc32c(0, hi, sizeof(hi));
+}
+
+void esp_hdr_seal_compact(void *hdr, uint64_t token, const struct iovec *payload, int n, bool full)
+{
+    uint8_t *o = hdr;
+    size_t plen = 0;
+    for (int i = 0; i < n; i++) {
+        plen += payload[i].iov_len;
+    }
+    o[2] = (uint8_t) (full ? o[2] | ESP_F_CRC : o[2] & ~ESP_F_CRC);
+    esp_put32(o + 4, 0);
+    uint32_t crc = ebtl_crc32c(compact_seed(token), o, ESP_COMPACT_LEN);
+    crc = crc_iov_range(crc, payload, n, 0, full ? plen : min_sz(plen, ESP_HEAD_PAYLOAD));
+    esp_put32(o + 4, crc);
+}
+
+bool esp_hdr_head_ok(const void *buf, const esp_parsed_t *d, uint64_t token)
 {
     const uint8_t *b = buf;
-    size_t head = (size_t) (d->payload - b) + min_sz(d->payload_len, ESP_HEAD_PAYLOAD);
     static const uint8_t zero[4];
+    if (esp_type_compact(d->h.type)) {
+        size_t covered = d->h.flags & ESP_F_CRC ? d->payload_len
+                                                : min_sz(d->payload_len, ESP_HEAD_PAYLOAD);
+        uint32_t crc = ebtl_crc32c(compact_seed(token), b, 4);
+        crc = ebtl_crc32c(crc, zero, 4);
+        crc = ebtl_crc32c(crc, b + 8, ESP_COMPACT_LEN - 8 + covered);
+        return crc == esp_get32(b + 4);
+    }
+    size_t head = (size_t) (d->payload - b) + min_sz(d->payload_len, ESP_HEAD_PAYLOAD);
     uint32_t crc = ebtl_crc32c(0, b, 4);
     crc = ebtl_crc32c(crc, zero, 4);
     crc = ebtl_crc32c(crc, b + 8, head - 8);
@@ -127,7 +175,8 @@ bool esp_hdr_head_ok(const void *buf, const esp_parsed_t *d)
 
 bool esp_hdr_payload_ok(const esp_parsed_t *d)
 {
-    if (!(d->h.flags & ESP_F_CRC)) {
+    /* a compact piece's CRC, when it has one, covered the payload too */
+    if (!(d->h.flags & ESP_F_CRC) || esp_type_compact(d->h.type)) {
         return true;
     }
     /* parse made sure payload_len > ESP_HEAD_PAYLOAD */
@@ -138,7 +187,7 @@ bool esp_hdr_payload_ok(const esp_parsed_t *d)
 bool esp_hdr_payload_copy(void *dst, const esp_parsed_t *d)
 {
     uint8_t *o = dst;
-    if (!(d->h.flags & ESP_F_CRC)) {
+    if (!(d->h.flags & ESP_F_CRC) || esp_type_compact(d->h.type)) {
         if (d->payload_len > 0) {
             memcpy(o, d->payload, d->payload_len);
         }
@@ -165,6 +214,9 @@ static size_t body_len(uint8_t type)
 size_t esp_hdr_declared_len(const void *buf, size_t len)
 {
     const uint8_t *b = buf;
+    if (len >= 2 && esp_type_compact(b[1])) {
+        return len;   /* longer than any padding: the datagram is what came */
+    }
     if (len < ESP_HDR_LEN) {
         return 0;
     }
@@ -172,9 +224,50 @@ size_t esp_hdr_declared_len(const void *buf, size_t len)
     return ESP_HDR_LEN + body_len(b[1]) + crcx + get16(b + 30);
 }
 
+/* A PUT's tag: no slot, or one of them with a generation. */
+static bool slot_ok(uint8_t tag)
+{
+    return (tag & ~(ESP_SLOT_NUM | ESP_SLOT_GEN)) == 0 && (tag & ESP_SLOT_NUM) <= ESP_PUT_SLOTS;
+}
+
+/* A compact piece: structure only (the slot and the offset are checked
+ * against the connection's state by the receiver). */
+static enum esp_parse_result parse_compact(const uint8_t *b, size_t len, esp_parsed_t *out)
+{
+    esp_hdr_t *h = &out->h;
+    if (len < ESP_COMPACT_LEN) {
+        return ESP_PARSE_SHORT;
+    }
+    h->version = b[0];
+    h->type = b[1];
+    h->flags = b[2];
+    h->tag = b[3];
+    h->crc = esp_get32(b + 4);
+    h->token = 0;
+    h->conn = esp_get32(b + 8);
+    h->seq = esp_get32(b + 12);
+    h->offset = esp_get32(b + 16);
+    h->ack = h->sack = 0;
+    h->wnd = 0;
+    out->payload = b + ESP_COMPACT_LEN;
+    out->payload_len = len - ESP_COMPACT_LEN;
+    out->payload_crc = 0;
+    out->x.chunk = (esp_chunk_ext_t){0, 0, h->offset, 0};
+    h->len = out->payload_len <= UINT16_MAX ? (uint16_t) out->payload_len : 0;
+    if ((h->flags & ~ESP_F_COMPACT_KNOWN) != 0 || out->payload_len <= ESP_HEAD_PAYLOAD
+        || out->payload_len > UINT16_MAX
+        || (h->type == ESP_T_CCHUNK ? h->tag != 0 : !slot_ok(h->tag) || !(h->tag & ESP_SLOT_NUM))) {
+        return ESP_PARSE_MALFORMED;
+    }
+    return ESP_PARSE_OK;
+}
+
 enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *out)
 {
     const uint8_t *b = buf;
+    if (len >= 2 && b[0] == ESP_WIRE_VERSION && esp_type_compact(b[1])) {
+        return parse_compact(b, len, out);
+    }
     if (len < ESP_HDR_LEN) {
         return ESP_PARSE_SHORT;
     }
@@ -190,10 +283,12 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
     h->sack = esp_get32(b + 24);
     h->wnd = get16(b + 28);
     h->len = get16(b + 30);
+    h->conn = 0;
+    h->offset = 0;
     if (h->version != ESP_WIRE_VERSION) {
         return ESP_PARSE_VERSION;
     }
-    if (h->type < ESP_T_HELLO || h->type > ESP_T_MAX || (h->flags & ~ESP_F_KNOWN) != 0) {
+    if (h->type < ESP_T_HELLO || h->type > ESP_T_ACK || (h->flags & ~ESP_F_KNOWN) != 0) {
         return ESP_PARSE_MALFORMED;
     }
     size_t body = body_len(h->type);
@@ -267,7 +362,9 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
     default: /* FRAG */
         break;
     }
-    if ((h->type != ESP_T_FRAG && h->type != ESP_T_CHUNK && h->tag != 0)
+    /* tag: a FRAG's or CHUNK's BTL tag; a PUT's slot, when it defines one */
+    if ((h->type == ESP_T_PUT ? !slot_ok(h->tag)
+                              : h->type != ESP_T_FRAG && h->type != ESP_T_CHUNK && h->tag != 0)
         || (h->type != ESP_T_ACK && (h->flags & (ESP_F_DUP | ESP_F_SACKB | ESP_F_LOSS)))) {
         return ESP_PARSE_MALFORMED;
     }

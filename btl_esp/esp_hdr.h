@@ -14,6 +14,14 @@
  * an 8-byte CRC extension carries the CRC-32C of the rest of the payload,
  * checked before the bytes are used, or while they are copied into place.
  *
+ * Compact pieces (types CCHUNK and CPUT, to a peer whose HELLO offered
+ * ESP_O_COMPACT): the bulk of a CHUNKed fragment or of a PUT in a 20-byte
+ * header instead of 56 (header, extension, CRC extension), so a 1500-byte
+ * frame carries 1452 payload bytes (tcp's 1448). They carry no
+ * acknowledgement, name the connection by the low half of the receiver's
+ * token and put its high half into the CRC instead, and have one CRC over
+ * the head, or over the whole datagram with flag CRC.
+ *
  * esp_* files are the sans-I/O protocol: no Open MPI headers, no sockets,
  * no clock; the btl_esp_* files are the Open MPI glue around them.
  */
@@ -33,7 +41,9 @@ enum esp_seg_type {
     ESP_T_CHUNK = 4,      /* a piece of a fragment too big for one datagram */
     ESP_T_PUT = 5,        /* emulated RDMA write: bytes for a registered region */
     ESP_T_ACK = 6,        /* header only: acknowledgement, window */
-    ESP_T_MAX = 6
+    ESP_T_CCHUNK = 7,     /* compact: the next piece of the fragment being reassembled */
+    ESP_T_CPUT = 8,       /* compact: a piece of a PUT whose first piece defined a slot */
+    ESP_T_MAX = 8
 };
 
 /* Header flags. */
@@ -60,7 +70,10 @@ enum esp_seg_type {
 #define ESP_ACK_MAX_LEN (32 + ESP_SACK_BLOCKS_MAX * ESP_SACK_BLOCK_LEN)
 _Static_assert(ESP_ACK_MAX_LEN <= 128, "an ACK fits the head CRC's reach and a transport's header copy");
 
-/* Common header, every datagram. */
+/* Flags a compact piece may carry. */
+#define ESP_F_COMPACT_KNOWN (ESP_F_CRC | ESP_F_TXS | ESP_F_TXF | ESP_F_RETX | ESP_F_ACKNOW)
+
+/* Common header, every datagram but the compact pieces. */
 typedef struct esp_hdr {
     uint8_t version;
     uint8_t type;
@@ -74,8 +87,11 @@ typedef struct esp_hdr {
     uint32_t sack;      /* bit i: ack + 1 + i was received too */
     uint16_t wnd;       /* receive window granted beyond ack, in KiB (0xffff: more) */
     uint16_t len;       /* payload bytes after the header and its extension */
+    uint32_t conn;      /* compact pieces: the receiver's token's low half */
+    uint32_t offset;    /* compact pieces: where the payload goes */
 } esp_hdr_t;
-_Static_assert(sizeof(esp_hdr_t) == 32, "esp header is 32 bytes");
+/* (the struct is wider than the 32 bytes on the wire: conn and offset
+ * belong to the compact pieces) */
 
 /* CHUNK extension: where this piece goes in its fragment. */
 typedef struct esp_chunk_ext {
@@ -107,8 +123,31 @@ _Static_assert(sizeof(esp_hello_t) == 48, "hello body is 48 bytes");
 
 #define ESP_O_CRC 0x1     /* the sender wants every payload byte checksummed */
 #define ESP_O_LOSS 0x2    /* the sender understands ESP_F_LOSS on ACKs */
+#define ESP_O_COMPACT 0x4 /* the sender accepts compact pieces (CCHUNK, CPUT) */
 
-#define ESP_HDR_LEN ((size_t) sizeof(esp_hdr_t))
+/*
+ * Compact piece, 20 bytes (types CCHUNK and CPUT):
+ *   0 version, 1 type, 2 flags (ESP_F_COMPACT_KNOWN), 3 slot (CPUT: the
+ *   ESP_SLOT_* of its PUT; CCHUNK: 0), 4 crc, 8 conn (the low half of the
+ *   receiver's token), 12 seq, 16 offset (CCHUNK: in the fragment; CPUT:
+ *   from the slot's first byte). The payload is the rest of the datagram,
+ *   more than ESP_HEAD_PAYLOAD bytes (so never padded by a wire). crc:
+ *   CRC-32C of the high half of the receiver's token, then the header with
+ *   crc 0, then the payload: all of it with flag CRC, else its first
+ *   ESP_HEAD_PAYLOAD bytes.
+ * A PUT's first piece, a full PUT whose `tag` names a slot (a number 1 ..
+ * ESP_PUT_SLOTS and a generation bit), defines it: the receiver's key and
+ * the address of offset 0 for the CPUTs after it, which follow at once. A
+ * CPUT that arrives before its definition (the generation differs) waits
+ * for it. Its sender uses the slot again, with the other generation, only
+ * once the whole PUT is acknowledged.
+ */
+#define ESP_SLOT_NUM 0x1f     /* the slot number, 1 .. ESP_PUT_SLOTS (0: none) */
+#define ESP_SLOT_GEN 0x80     /* the generation: flips at each use of the slot */
+#define ESP_COMPACT_LEN ((size_t) 20)
+#define ESP_PUT_SLOTS 16
+
+#define ESP_HDR_LEN ((size_t) 32)   /* on the wire */
 #define ESP_EXT_LEN ((size_t) 16)
 /* Payload bytes the head CRC covers: more than ob1's largest header (an
  * RDMA request with esp's registration handle is under 100 bytes). */
@@ -117,8 +156,17 @@ _Static_assert(sizeof(esp_hello_t) == 48, "hello body is 48 bytes");
  * stays 8-byte aligned). Datagrams are sized with room for it. */
 #define ESP_CRC_EXT_LEN ((size_t) 8)
 /* Header bytes in front of a segment's payload. */
+static inline bool esp_type_compact(uint8_t type)
+{
+    return type == ESP_T_CCHUNK || type == ESP_T_CPUT;
+}
+/* Header bytes in front of a segment's payload (the CRC extension apart;
+ * a compact piece's CRC is in its header). */
 static inline size_t esp_hdr_space(uint8_t type)
 {
+    if (esp_type_compact(type)) {
+        return ESP_COMPACT_LEN;
+    }
     return ESP_HDR_LEN + ((type == ESP_T_CHUNK || type == ESP_T_PUT) ? ESP_EXT_LEN : 0);
 }
 
@@ -159,8 +207,10 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
 size_t esp_hdr_declared_len(const void *buf, size_t len);
 
 /* True when the crc field matches the head of a parsed datagram (buf is
- * the datagram esp_hdr_parse accepted as d). */
-bool esp_hdr_head_ok(const void *buf, const esp_parsed_t *d);
+ * the datagram esp_hdr_parse accepted as d). A compact piece's CRC starts
+ * from the receiver's token, which the caller finds by d->h.conn: `token`;
+ * ignored for the other types. */
+bool esp_hdr_head_ok(const void *buf, const esp_parsed_t *d, uint64_t token);
 
 /* Flag CRC: true when the payload beyond the head matches payload_crc. */
 bool esp_hdr_payload_ok(const esp_parsed_t *d);
@@ -169,16 +219,22 @@ bool esp_hdr_payload_ok(const esp_parsed_t *d);
  * pass (flag CRC), or just copy it. True when the bytes are good. */
 bool esp_hdr_payload_copy(void *dst, const esp_parsed_t *d);
 
+struct iovec;
+
 /* Encode a header (+ extension or HELLO body) into out (at least
  * esp_hdr_space(type), or ESP_HDR_LEN + 48 for HELLO). Returns bytes written.
  * The crc field is written as 0; esp_hdr_seal fills it. */
 size_t esp_hdr_encode(const esp_hdr_t *h, const void *ext, void *out);
 
+/* Seal an encoded compact piece hdr[0..ESP_COMPACT_LEN) for the receiver
+ * whose token is `token`: with full set, its CRC covers the whole payload
+ * (sets ESP_F_CRC), else the head. */
+void esp_hdr_seal_compact(void *hdr, uint64_t token, const struct iovec *payload, int n, bool full);
+
 /* Seal an encoded header hdr[0..hdr_len): with full set and more than
  * ESP_HEAD_PAYLOAD payload bytes, append the CRC extension (hdr needs
  * ESP_CRC_EXT_LEN more bytes of room; sets ESP_F_CRC); then store the head
  * CRC. Returns the header's new length. */
-struct iovec;
 size_t esp_hdr_seal(void *hdr, size_t hdr_len, const struct iovec *payload, int n, bool full);
 
 /* Big-endian 32-bit fields. */

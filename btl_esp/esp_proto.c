@@ -35,6 +35,7 @@ void esp_proto_config_default(esp_proto_config_t *cfg)
     cfg->checksum = true;
     cfg->path_timeout_ns = 20 * 1000 * 1000;
     cfg->path_probe_ns = 50 * 1000 * 1000;
+    cfg->compact = true;
 }
 
 /* A handshake's round trip longer than this is not taken for the path's. */
@@ -262,7 +263,8 @@ static void send_hello(esp_conn_t *c, uint8_t type)
         .dst_epoch = c->peer_epoch,
         .src_token = c->local_token,
         .isn = c->snd_isn,
-        .options = (c->crc ? ESP_O_CRC : 0) | (p->cfg.no_loss_reports ? 0 : ESP_O_LOSS),
+        .options = (c->crc ? ESP_O_CRC : 0) | (p->cfg.no_loss_reports ? 0 : ESP_O_LOSS)
+                   | (p->cfg.compact ? ESP_O_COMPACT : 0),
     };
     uint8_t buf[ESP_HDR_LEN + sizeof(esp_hello_t)];
     size_t n = esp_hdr_encode(&h, &m, buf);
@@ -311,6 +313,7 @@ static void conn_established(esp_conn_t *c, const esp_hello_t *m, uint64_t now)
     c->rcv_nxt = c->rx_high = m->isn;
     c->peer_crc = (m->options & ESP_O_CRC) != 0;
     c->peer_loss = (m->options & ESP_O_LOSS) != 0 && !c->p->cfg.no_loss_reports;
+    c->compact = (m->options & ESP_O_COMPACT) != 0 && c->p->cfg.compact;
     /* Every payload byte is checked both ways when either end asks for it;
      * both ends see both options before any data, so they agree. */
     c->crc = c->crc || c->peer_crc;
@@ -469,6 +472,22 @@ void esp_proto_input_via(esp_proto_t *p, unsigned via, const void *buf, size_t l
     p->rx_via = 0;
 }
 
+/* The connection a compact piece names, when its CRC (seeded with that
+ * connection's token) checks out; NULL after counting it. */
+static esp_conn_t *compact_conn(esp_proto_t *p, const void *buf, const esp_parsed_t *d)
+{
+    esp_conn_t *c = esp_conn_get(p, d->h.conn);
+    if (c == NULL || (uint32_t) c->local_token != d->h.conn) {
+        p->stats.stray++;
+        return NULL;
+    }
+    if (!esp_hdr_head_ok(buf, d, c->local_token)) {
+        p->stats.corrupt++;
+        return NULL;
+    }
+    return c;
+}
+
 void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now)
 {
     now = esp_clock(p, now);
@@ -477,10 +496,11 @@ void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now)
         p->stats.malformed++;
         return;
     }
+    bool compact = esp_type_compact(d.h.type);
     /* Whatever the checksum setting, nothing a datagram says is used before
      * its head checks out: flipped bits must not steer the engine, nor
      * reach ob1 as one of its headers. */
-    if (!esp_hdr_head_ok(buf, &d)) {
+    if (!compact && !esp_hdr_head_ok(buf, &d, 0)) {
         p->stats.corrupt++;
         return;
     }
@@ -493,9 +513,13 @@ void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now)
         }
         goto out;
     }
-    esp_conn_t *c = conn_by_token(p, d.h.token);
-    if (c == NULL) {
+    esp_conn_t *c;
+    if (compact) {
+        c = compact_conn(p, buf, &d);
+    } else if ((c = conn_by_token(p, d.h.token)) == NULL) {
         p->stats.stray++;
+    }
+    if (c == NULL) {
         goto out;
     }
     /* The rest of the payload: required where full checksums are on, and
@@ -517,7 +541,9 @@ void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now)
     if (d.h.type == ESP_T_ACK) {
         p->stats.acks_rx++;
     }
-    esp_on_ack(c, &d, now);
+    if (!compact) {
+        esp_on_ack(c, &d, now);   /* a compact piece carries no acknowledgement */
+    }
     if (d.h.type == ESP_T_ACK && (d.h.flags & ESP_F_ACKNOW) && c->state == ESP_ESTABLISHED) {
         esp_send_ack(c);   /* a path probe: answered at once, by the path it came by */
     }
@@ -608,6 +634,7 @@ int esp_proto_send(esp_proto_t *p, uint32_t peer, esp_msg_t *msg, uint64_t now)
     c->sendq_bytes += len;
     msg->queued = 0;
     msg->segs_out = 0;
+    msg->put_slot = 0;
     msg->next = NULL;
     if (c->sendq_tail != NULL) {
         c->sendq_tail->next = msg;
@@ -674,6 +701,7 @@ void esp_proto_peer_info(const esp_proto_t *p, uint32_t peer, esp_peer_info_t *i
     info->peer_wnd = c->peer_wnd;
     info->state_bytes = sizeof(*c) + c->scap * sizeof(*c->sring) + c->rcap * sizeof(*c->rring)
                         + c->asm_cap + c->held_bytes
+                        + (c->put_slots != NULL ? (ESP_PUT_SLOTS + 1) * sizeof(*c->put_slots) : 0)
                         + (c->path != &c->path0 ? c->npaths * sizeof(*c->path) : 0);
 }
 

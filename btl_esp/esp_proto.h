@@ -55,6 +55,8 @@ typedef struct esp_msg {
     size_t queued;                     /* bytes cut into segments so far */
     uint32_t segs_out;                 /* segments not yet acknowledged */
     uint32_t frag_id;
+    uint8_t put_slot;                  /* PUT: the slot its first piece defined, with
+                                          its generation (0: none) */
 } esp_msg_t;
 
 typedef struct esp_proto_config {
@@ -82,6 +84,8 @@ typedef struct esp_proto_config {
                                   more when its round trip is long) while another
                                   delivered is dead */
     uint64_t path_probe_ns;    /* a dead path is probed this often */
+    bool compact;              /* send the bulk of CHUNKed fragments and PUTs in
+                                  compact pieces where the peer takes them */
     uint32_t isn;              /* tests: first sequence number (0: random) */
     bool no_loss_reports;      /* tests: behave as a peer without ESP_O_LOSS */
 } esp_proto_config_t;
@@ -137,6 +141,7 @@ typedef struct esp_proto_stats {
     uint64_t failover_resent;          /* segments a dead path had out, sent again on another */
     uint64_t loss_reports_tx;          /* ACKs with ESP_F_LOSS sent: the kernel dropped here */
     uint64_t loss_report_resends;      /* segments sent again at a peer's ESP_F_LOSS */
+    uint64_t compact_tx;               /* data segments sent as compact pieces */
 } esp_proto_stats_t;
 
 /* Most paths to one peer. */

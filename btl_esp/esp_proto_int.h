@@ -43,7 +43,7 @@ typedef struct esp_seg {
     union {
         esp_chunk_ext_t chunk;
         esp_put_ext_t put;
-    } ext;
+    } ext;                         /* a compact piece: its offset in ext.chunk.offset */
     bool copied;                   /* data[] holds the payload */
     uint8_t data[];                /* copied segments only */
 } esp_seg_t;
@@ -65,7 +65,9 @@ typedef struct esp_resent {
 typedef struct esp_held {
     uint8_t type, tag;
     uint32_t len;
-    esp_chunk_ext_t chunk;
+    esp_chunk_ext_t chunk;         /* a CCHUNK or CPUT: its offset only */
+    uint32_t seq;                  /* a CPUT waiting for its slot */
+    struct esp_held *next;         /* ... in the slot's list */
     uint8_t data[];
 } esp_held_t;
 
@@ -78,6 +80,15 @@ typedef struct esp_rslot {
     esp_held_t *held;
     uint8_t flags;
 } esp_rslot_t;
+
+/* A PUT slot as the receiver knows it: where the CPUTs naming it go. */
+typedef struct esp_put_slot {
+    bool defined;
+    uint8_t gen;                   /* ESP_SLOT_GEN of its latest definition */
+    uint32_t seq;                  /* of the PUT piece that defined it */
+    uint64_t key, base;            /* the registration, the address of offset 0 */
+    esp_held_t *waiting;           /* CPUTs of the next generation, come before it */
+} esp_put_slot_t;
 
 enum esp_conn_state { ESP_CLOSED = 0, ESP_HELLO_SENT, ESP_ESTABLISHED, ESP_FAILED };
 
@@ -132,6 +143,7 @@ struct esp_conn {
     bool crc;                      /* checksum what we send, require it on what we get */
     bool peer_crc;                 /* the peer checksums what it sends */
     bool peer_loss;                /* the peer offered ESP_O_LOSS: it understands ESP_F_LOSS */
+    bool compact;                  /* we send compact pieces: the peer offered ESP_O_COMPACT */
 
     /* handshake */
     uint64_t hello_next_ns, hello_since_ns;
@@ -158,6 +170,8 @@ struct esp_conn {
     bool txs_acked;                /* the first ACK of this burst arrived */
     uint32_t txs_seq;
     uint32_t next_frag_id;
+    uint32_t put_slots_busy;       /* bit s: slot s is a PUT's until it completes */
+    uint32_t put_slots_gen;        /* bit s: the generation slot s had last */
     uint64_t srtt_ns, rttvar_ns, rto_ns, min_rtt_ns;
     uint64_t last_progress_ns;     /* last time una advanced, or the flight began */
     uint64_t rtt_peak_ns[2];       /* the largest round trip of this and the last period */
@@ -187,6 +201,7 @@ struct esp_conn {
     size_t asm_cap, asm_len, asm_filled;
     uint32_t asm_frag_id;
     uint8_t asm_tag;
+    esp_put_slot_t *put_slots;     /* [ESP_PUT_SLOTS + 1], from the first slot defined */
     /* acknowledgement owed to the peer */
     uint32_t unacked;              /* segments received since our last ACK */
     uint32_t ack_sent;             /* the ack value we last sent */

@@ -25,6 +25,16 @@ void esp_recv_fini(esp_conn_t *c)
     }
     free(c->rring);
     free(c->asm_buf);
+    if (c->put_slots != NULL) {
+        for (unsigned k = 0; k <= ESP_PUT_SLOTS; k++) {
+            for (esp_held_t *h = c->put_slots[k].waiting, *next; h != NULL; h = next) {
+                next = h->next;
+                free(h);
+            }
+        }
+    }
+    free(c->put_slots);
+    c->put_slots = NULL;
     c->rring = NULL;
     c->asm_buf = NULL;
     c->rcap = c->asm_cap = 0;
@@ -307,8 +317,17 @@ static void consume(esp_conn_t *c, uint8_t type, uint8_t tag, const esp_chunk_ex
         p->ops.deliver(p->ctx, c->peer, tag, data, len);
         return;
     }
-    /* CHUNKs of one fragment come in sequence order, so in offset order. */
-    if (c->asm_filled == 0) {
+    /* CHUNKs of one fragment come in sequence order, so in offset order;
+     * a CCHUNK continues the fragment its CHUNK opened. */
+    if (type == ESP_T_CCHUNK) {
+        if (c->asm_filled == 0 || ch->offset != c->asm_filled
+            || len > c->asm_len - c->asm_filled) {
+            p->stats.malformed++;   /* the sender broke the order: drop the fragment */
+            c->asm_filled = 0;
+            return;
+        }
+        tag = c->asm_tag;
+    } else if (c->asm_filled == 0) {
         if (ch->offset != 0 || ch->frag_len > ESP_MAX_FRAG) {
             p->stats.malformed++;
             return;
@@ -326,8 +345,9 @@ static void consume(esp_conn_t *c, uint8_t type, uint8_t tag, const esp_chunk_ex
         c->asm_frag_id = ch->frag_id;
         c->asm_tag = tag;
     }
-    if (ch->frag_id != c->asm_frag_id || ch->frag_len != c->asm_len
-        || ch->offset != c->asm_filled || tag != c->asm_tag) {
+    if (type != ESP_T_CCHUNK
+        && (ch->frag_id != c->asm_frag_id || ch->frag_len != c->asm_len
+            || ch->offset != c->asm_filled || tag != c->asm_tag)) {
         p->stats.malformed++;   /* the sender broke the order: drop the fragment */
         c->asm_filled = 0;
         return;
@@ -361,7 +381,7 @@ static void advance(esp_conn_t *c, const esp_parsed_t *cur)
         }
         note_activity(c, flags);
         if (cur != NULL) {
-            if (cur->h.type != ESP_T_PUT) {
+            if (cur->h.type != ESP_T_PUT && cur->h.type != ESP_T_CPUT) {
                 consume(c, cur->h.type, cur->h.tag, &cur->x.chunk, cur->payload, cur->payload_len);
             }
             cur = NULL;
@@ -384,6 +404,142 @@ static bool put_copied(const esp_conn_t *c, uint32_t q)
     uint32_t off = q - c->rcv_nxt;
     return !esp_seq_lt(q, c->rcv_nxt) && off < c->p->cfg.window
            && (off >= c->rcap || !(c->rring[q & (c->rcap - 1)].flags & ESP_R_HAVE));
+}
+
+/* ------------------------------------------------------------------ PUTs */
+
+/* The slots c's PUTs define, from the first definition on. */
+static esp_put_slot_t *put_slots(esp_conn_t *c)
+{
+    if (c->put_slots == NULL) {
+        c->put_slots = calloc(ESP_PUT_SLOTS + 1, sizeof(*c->put_slots));
+    }
+    return c->put_slots;
+}
+
+/* Write checked bytes of a CPUT where its slot says. */
+static void cput_write(esp_conn_t *c, const esp_put_slot_t *sl, uint32_t offset,
+                       const uint8_t *data, size_t len)
+{
+    esp_proto_t *p = c->p;
+    void *dst = sl->base <= UINT64_MAX - offset - len
+                    ? p->ops.put_target(p->ctx, c->peer, sl->key, sl->base + offset, len)
+                    : NULL;
+    if (dst == NULL) {
+        p->stats.put_rejected++;
+        return;
+    }
+    memcpy(dst, data, len);
+}
+
+/* A PUT's first piece defines its slot for the CPUTs after it; those that
+ * came first are written now. Nothing is acknowledged before it is written
+ * but these: their PUT cannot complete, nor its slot be used again, before
+ * this piece is acknowledged, and so before they are written. */
+static void slot_define(esp_conn_t *c, const esp_parsed_t *d)
+{
+    /* Always the newest: a copy of an older one would have been a duplicate
+     * (the caller's check), and the slot is used again only once its last
+     * PUT was wholly received. */
+    esp_put_slot_t *sl = &c->put_slots[d->h.tag & ESP_SLOT_NUM];
+    sl->defined = true;
+    sl->gen = d->h.tag & ESP_SLOT_GEN;
+    sl->seq = d->h.seq;
+    sl->key = d->x.put.key;
+    sl->base = d->x.put.addr;
+    for (esp_held_t **link = &sl->waiting, *h; (h = *link) != NULL;) {
+        if ((h->tag & ESP_SLOT_GEN) != sl->gen || !esp_seq_gt(h->seq, sl->seq)) {
+            link = &h->next;   /* not this definition's (a broken sender's) */
+            continue;
+        }
+        cput_write(c, sl, h->chunk.offset, h->data, h->len);
+        c->held_bytes -= h->len;
+        *link = h->next;
+        free(h);
+    }
+}
+
+/* A copy of d kept for later, within the hold budget; NULL (counted) when
+ * there is no room: the sender will send it again. */
+static esp_held_t *hold_copy(esp_conn_t *c, const esp_parsed_t *d)
+{
+    esp_proto_t *p = c->p;
+    esp_held_t *h;
+    if (c->held_bytes + d->payload_len > p->cfg.hold_budget
+        || (h = malloc(sizeof(*h) + d->payload_len)) == NULL) {
+        p->stats.hold_dropped++;
+        return NULL;
+    }
+    h->type = d->h.type;
+    h->tag = d->h.tag;
+    h->len = (uint32_t) d->payload_len;
+    h->chunk = d->x.chunk;
+    h->seq = d->h.seq;
+    h->next = NULL;
+    memcpy(h->data, d->payload, d->payload_len);
+    c->held_bytes += h->len;
+    p->stats.held++;
+    return h;
+}
+
+/* A CPUT before its slot's definition: kept until it comes. */
+static bool cput_wait(esp_conn_t *c, esp_put_slot_t *sl, const esp_parsed_t *d)
+{
+    esp_held_t *h = hold_copy(c, d);
+    if (h == NULL) {
+        return false;
+    }
+    h->next = sl->waiting;
+    sl->waiting = h;
+    return true;
+}
+
+/*
+ * A PUT piece, written at once, in or out of order: a full PUT names its
+ * key and address, a CPUT its slot and an offset. A full PUT's CRC is
+ * checked in the copy (esp_proto_input checked the head, so the place is
+ * right), a CPUT's was checked whole. False when it is not to be
+ * acknowledged: bad bytes (the sender resends them and overwrites them
+ * before its PUT can complete), no room to wait, or a CPUT no definition
+ * can place (a broken sender: it ends in a peer timeout, never in bytes
+ * lost).
+ */
+static bool put_piece(esp_conn_t *c, const esp_parsed_t *d)
+{
+    esp_proto_t *p = c->p;
+    bool slot = (d->h.tag & ESP_SLOT_NUM) != 0;
+    if (slot && put_slots(c) == NULL) {
+        p->stats.hold_dropped++;
+        return false;
+    }
+    if (d->h.type == ESP_T_PUT) {
+        void *dst = p->ops.put_target(p->ctx, c->peer, d->x.put.key, d->x.put.addr,
+                                      d->payload_len);
+        if (dst == NULL) {
+            if (!esp_hdr_payload_ok(d)) {
+                p->stats.corrupt++;
+                return false;
+            }
+            p->stats.put_rejected++;
+        } else if (!esp_hdr_payload_copy(dst, d)) {
+            p->stats.corrupt++;
+            return false;
+        }
+        if (slot) {
+            slot_define(c, d);
+        }
+        return true;
+    }
+    esp_put_slot_t *sl = &c->put_slots[d->h.tag & ESP_SLOT_NUM];
+    if (!sl->defined || sl->gen != (d->h.tag & ESP_SLOT_GEN)) {
+        return cput_wait(c, sl, d);
+    }
+    if (!esp_seq_gt(d->h.seq, sl->seq)) {
+        p->stats.malformed++;
+        return false;
+    }
+    cput_write(c, sl, d->h.offset, d->payload, d->payload_len);
+    return true;
 }
 
 void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
@@ -416,41 +572,12 @@ void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
     }
     uint8_t flags = ESP_R_HAVE | (d->h.flags & ESP_F_TXS ? ESP_R_TXS : 0)
                     | (d->h.flags & ESP_F_TXF ? ESP_R_TXF : 0);
-    if (d->h.type == ESP_T_PUT) {
-        /* Written at once, in or out of order: each piece names its place.
-         * Its CRC is checked in the copy (esp_proto_input checked the head,
-         * so the place is right). Bad bytes are not acknowledged: the sender
-         * resends and overwrites them before its PUT can complete. */
-        void *dst = p->ops.put_target(p->ctx, c->peer, d->x.put.key, d->x.put.addr,
-                                      d->payload_len);
-        if (dst == NULL) {
-            if (!esp_hdr_payload_ok(d)) {
-                p->stats.corrupt++;
-                return;
-            }
-            p->stats.put_rejected++;
-        } else if (!esp_hdr_payload_copy(dst, d)) {
-            p->stats.corrupt++;
+    if (d->h.type == ESP_T_PUT || d->h.type == ESP_T_CPUT) {
+        if (!put_piece(c, d)) {
             return;
         }
-    } else if (off != 0) {
-        if (c->held_bytes + d->payload_len > p->cfg.hold_budget) {
-            p->stats.hold_dropped++;   /* the sender will send it again */
-            return;
-        }
-        esp_held_t *h = malloc(sizeof(*h) + d->payload_len);
-        if (h == NULL) {
-            p->stats.hold_dropped++;
-            return;
-        }
-        h->type = d->h.type;
-        h->tag = d->h.tag;
-        h->len = (uint32_t) d->payload_len;
-        h->chunk = d->x.chunk;
-        memcpy(h->data, d->payload, d->payload_len);
-        slot->held = h;
-        c->held_bytes += h->len;
-        p->stats.held++;
+    } else if (off != 0 && (slot->held = hold_copy(c, d)) == NULL) {
+        return;
     }
     slot->flags = flags;
     if (esp_seq_ge(q, c->rx_high)) {

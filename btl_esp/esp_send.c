@@ -189,8 +189,15 @@ void esp_transmit(esp_conn_t *c, unsigned path, esp_hdr_t *h, const void *ext,
     uint8_t buf[ESP_ACK_MAX_LEN > ESP_HDR_LEN + ESP_EXT_LEN + ESP_CRC_EXT_LEN
                     ? ESP_ACK_MAX_LEN : ESP_HDR_LEN + ESP_EXT_LEN + ESP_CRC_EXT_LEN];
     h->version = ESP_WIRE_VERSION;
-    h->token = c->peer_token;
-    size_t hl = esp_hdr_seal(buf, esp_hdr_encode(h, ext, buf), payload, n, c->crc);
+    size_t hl;
+    if (esp_type_compact(h->type)) {
+        h->conn = (uint32_t) c->peer_token;
+        hl = esp_hdr_encode(h, ext, buf);
+        esp_hdr_seal_compact(buf, c->peer_token, payload, n, c->crc);
+    } else {
+        h->token = c->peer_token;
+        hl = esp_hdr_seal(buf, esp_hdr_encode(h, ext, buf), payload, n, c->crc);
+    }
     iov[0].iov_base = buf;
     iov[0].iov_len = hl;
     if (h->type == ESP_T_ACK) {
@@ -269,8 +276,13 @@ static void seg_transmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
         .tag = s->tag,
         .seq = s->seq,
         .len = (uint16_t) s->len,
+        .offset = esp_type_compact(s->type) ? s->ext.chunk.offset : 0,
     };
-    esp_fill_ack(c, &h);
+    if (esp_type_compact(s->type)) {
+        p->stats.compact_tx++;   /* no acknowledgement on it: the ACK timer has it */
+    } else {
+        esp_fill_ack(c, &h);
+    }
     struct iovec pl[ESP_MSG_MAX_IOV];
     int n;
     if (s->copied) {
@@ -447,19 +459,58 @@ static void seg_launch(esp_conn_t *c, esp_seg_t *s, unsigned path, uint64_t now)
     seg_transmit(c, s, now);
 }
 
-/* Payload bytes of the next segment of m. */
+/* Payload bytes a segment of this type carries at most. */
+static size_t piece_room(const esp_conn_t *c, uint8_t type)
+{
+    if (esp_type_compact(type)) {
+        /* its CRC is inside; its length, as any payload's, fits 16 bits */
+        return min_sz(c->max_payload + ESP_CRC_EXT_LEN - ESP_COMPACT_LEN, UINT16_MAX);
+    }
+    return c->max_payload - esp_hdr_space(type);
+}
+
+/* A compact piece goes only where it would not hold back an acknowledgement
+ * the peer is owed (it has no room for one): in a one-way stream, always. */
+static bool compact_now(const esp_conn_t *c, size_t left)
+{
+    return c->compact && left > ESP_HEAD_PAYLOAD && c->ack_sent == c->rcv_nxt && !c->ack_pending
+           && c->rx_ahead == 0;
+}
+
+/* A PUT's first piece defines a slot when one is free: its number, and
+ * the generation it did not have last (what tells the receiver that its
+ * definition has not come yet). */
+static uint8_t put_slot_take(esp_conn_t *c)
+{
+    if (!c->compact) {
+        return 0;
+    }
+    for (uint8_t k = 1; k <= ESP_PUT_SLOTS; k++) {
+        uint32_t bit = 1u << k;
+        if (!(c->put_slots_busy & bit)) {
+            c->put_slots_busy |= bit;
+            c->put_slots_gen ^= bit;
+            return (uint8_t) (k | (c->put_slots_gen & bit ? ESP_SLOT_GEN : 0));
+        }
+    }
+    return 0;
+}
+
+/* Payload bytes of the next segment of m, and its type. */
 static size_t next_piece(const esp_conn_t *c, const esp_msg_t *m, uint8_t *type)
 {
     size_t left = m->len - m->queued;
     if (m->kind == ESP_MSG_PUT) {
-        *type = ESP_T_PUT;
+        /* CPUTs after the piece that defined the slot */
+        *type = m->put_slot != 0 && m->queued != 0 && compact_now(c, left) ? ESP_T_CPUT
+                                                                             : ESP_T_PUT;
     } else if (m->queued == 0 && m->len <= c->max_payload - ESP_HDR_LEN) {
         *type = ESP_T_FRAG;
         return m->len;
     } else {
-        *type = ESP_T_CHUNK;
+        *type = m->queued != 0 && compact_now(c, left) ? ESP_T_CCHUNK : ESP_T_CHUNK;
     }
-    return min_sz(left, c->max_payload - esp_hdr_space(*type));
+    return min_sz(left, piece_room(c, *type));
 }
 
 void esp_push(esp_conn_t *c, uint64_t now)
@@ -506,6 +557,13 @@ void esp_push(esp_conn_t *c, uint64_t now)
         } else if (type == ESP_T_PUT) {
             s->ext.put = (esp_put_ext_t){m->put_key, m->put_addr + s->off};
             s->tag = 0;
+            if (m->queued == 0) {
+                m->put_slot = put_slot_take(c);
+                s->tag = m->put_slot;   /* this piece defines the slot (or none) */
+            }
+        } else if (esp_type_compact(type)) {
+            s->ext.chunk = (esp_chunk_ext_t){0, 0, s->off, 0};   /* the offset only */
+            s->tag = type == ESP_T_CPUT ? m->put_slot : 0;
         }
         m->queued += piece;
         c->sendq_bytes -= piece;
@@ -656,6 +714,11 @@ static void seg_acked(esp_conn_t *c, esp_seg_t *s)
     resend_remove(p, s);
     esp_msg_t *m = s->msg;
     if (m != NULL && --m->segs_out == 0 && m->queued == m->len) {
+        if (m->put_slot != 0) {
+            /* the whole PUT is acknowledged: the slot may be used again */
+            c->put_slots_busy &= ~(1u << (m->put_slot & ESP_SLOT_NUM));
+            m->put_slot = 0;
+        }
         m->next = NULL;
         if (p->done_tail != NULL) {
             p->done_tail->next = m;

@@ -104,6 +104,11 @@ static harness_t H;
 
 /* ------------------------------------------------------------ callbacks */
 
+static bool is_data(uint8_t type)
+{
+    return type == ESP_T_FRAG || type == ESP_T_CHUNK || type == ESP_T_PUT || esp_type_compact(type);
+}
+
 static size_t gather(const struct iovec *iov, int n, uint8_t *out, size_t cap)
 {
     size_t len = 0;
@@ -117,13 +122,24 @@ static size_t gather(const struct iovec *iov, int n, uint8_t *out, size_t cap)
     return len;
 }
 
-static void check_outgoing(const uint8_t *buf, size_t len, bool checksum)
+/* The receiver's token on each engine's full datagrams to each peer: a
+ * compact piece's CRC starts from it (a full datagram always came first). */
+static uint64_t g_tok[3][3];
+
+static void check_outgoing(int from, uint32_t peer, const uint8_t *buf, size_t len, bool checksum)
 {
     esp_parsed_t d;
     enum esp_parse_result r = esp_hdr_parse(buf, len, &d);
     CHECK(r == ESP_PARSE_OK, "the engine sent a datagram that does not parse (%d), type %u len %zu",
           (int) r, len > 1 ? buf[1] : 0, len);
-    CHECK(esp_hdr_head_ok(buf, &d) && esp_hdr_payload_ok(&d),
+    uint64_t tok = peer < 3 && from < 3 ? g_tok[from][peer] : 0;
+    if (esp_type_compact(d.h.type)) {
+        CHECK(tok != 0 && d.h.conn == (uint32_t) tok,
+              "a compact piece before any full datagram, or naming another connection");
+    } else if (d.h.type != ESP_T_HELLO && peer < 3 && from < 3) {
+        g_tok[from][peer] = d.h.token;
+    }
+    CHECK(esp_hdr_head_ok(buf, &d, tok) && esp_hdr_payload_ok(&d),
           "the engine sent a %s without a valid CRC", esp_seg_type_name(d.h.type));
     if (checksum && d.payload_len > ESP_HEAD_PAYLOAD) {
         CHECK(d.h.flags & ESP_F_CRC, "the engine sent a %s of %zu bytes without a payload CRC",
@@ -140,14 +156,13 @@ static void transmit(void *ctx, uint32_t peer, unsigned path, enum esp_channel c
     static uint8_t tmp[65536];
     size_t len = gather(iov, iovcnt, tmp, sizeof(tmp));
     CHECK(len <= MAXDG, "a %zu-byte datagram, above the %u the peer was given", len, MAXDG);
-    check_outgoing(tmp, len, H.checksum);
+    check_outgoing(from, peer, tmp, len, H.checksum);
     esp_parsed_t d;
     (void) esp_hdr_parse(tmp, len, &d);
-    if (from == 1 && peer == 0 && d.h.type != ESP_T_HELLO) {
+    if (from == 1 && peer == 0 && d.h.type != ESP_T_HELLO && !esp_type_compact(d.h.type)) {
         H.a_token = d.h.token;
     }
-    if (from == 1 && (d.h.type == ESP_T_FRAG || d.h.type == ESP_T_CHUNK || d.h.type == ESP_T_PUT)
-        && esp_seq_ge(d.h.seq, H.b_snd_nxt)) {
+    if (from == 1 && is_data(d.h.type) && esp_seq_ge(d.h.seq, H.b_snd_nxt)) {
         H.b_snd_nxt = d.h.seq + 1;
     }
     if (!H.pumping || (from == 1 && peer != 0)) {
@@ -272,11 +287,10 @@ static void pump(void)
         if (g.to == 1) {
             esp_parsed_t d;
             if (esp_hdr_parse(g.buf, g.len, &d) == ESP_PARSE_OK && d.h.type != ESP_T_HELLO) {
-                if (d.h.type != ESP_T_HELLO_ACK) {
+                if (d.h.type != ESP_T_HELLO_ACK && !esp_type_compact(d.h.type)) {
                     H.live_token = d.h.token;
                 }
-                if ((d.h.type == ESP_T_FRAG || d.h.type == ESP_T_CHUNK || d.h.type == ESP_T_PUT)
-                    && d.h.seq == H.b_rcv_nxt) {
+                if (is_data(d.h.type) && d.h.seq == H.b_rcv_nxt) {
                     H.b_rcv_nxt++;
                 }
             }
@@ -312,6 +326,7 @@ static void setup(uint8_t opts)
     H.checksum = opts & 1;
     H.accept_unknown = (opts & 4) != 0;
     H.live_token = H.a_token = 0;
+    memset(g_tok, 0, sizeof(g_tok));
     H.b_rcv_nxt = ISN_A;
     H.b_snd_nxt = ISN_B;
 
@@ -468,6 +483,7 @@ static size_t build(reader_t *r, uint8_t sel, uint8_t *out, size_t cap)
         }
         x.put.key = (m & 1) ? PUT_KEY : rd64(r);
         x.put.addr = (m & 2) ? PUT_BASE + rd16(r) : rd64(r);
+        h.tag = (m & 4) ? (uint8_t) (1 + (m >> 3 & 15)) : 0;   /* defines a slot */
         break;
     }
     case ESP_T_ACK:
@@ -495,6 +511,21 @@ static size_t build(reader_t *r, uint8_t sel, uint8_t *out, size_t cap)
     if ((h.type == ESP_T_HELLO || h.type == ESP_T_HELLO_ACK) && x.hello.src_token == 0) {
         x.hello.src_token = 1;
     }
+    /* t & 8: the compact piece of a CHUNK or PUT (a CCHUNK continuing the
+     * fragment, a CPUT in a slot), its payload more than the head */
+    bool compact = (t & 8) && (h.type == ESP_T_CHUNK || h.type == ESP_T_PUT);
+    if (compact) {
+        uint8_t m = rd8(r);
+        h.type = h.type == ESP_T_CHUNK ? ESP_T_CCHUNK : ESP_T_CPUT;
+        h.tag = h.type == ESP_T_CPUT ? (uint8_t) ((m & 0x80) ? rd8(r) : 1 + (m & 15)) : 0;
+        h.offset = (m & 0x40) ? rd32(r)
+                   : h.type == ESP_T_CCHUNK ? x.chunk.offset : (uint32_t) rd16(r);
+        h.conn = (uint32_t) H.live_token;
+        h.flags &= ESP_F_COMPACT_KNOWN;
+        if (plen <= ESP_HEAD_PAYLOAD) {
+            plen = ESP_HEAD_PAYLOAD + 1 + (m & 0x3f);
+        }
+    }
     size_t room = cap - ESP_HDR_LEN - sizeof(esp_hello_t) - ESP_CRC_EXT_LEN;
     if (plen > room) {
         plen = room;
@@ -508,7 +539,11 @@ static size_t build(reader_t *r, uint8_t sel, uint8_t *out, size_t cap)
     size_t hl = esp_hdr_encode(&h, &x, out);
     if (!(sel & 0x80)) {
         struct iovec pl = {payload, plen};
-        hl = esp_hdr_seal(out, hl, &pl, 1, H.checksum);
+        if (compact) {
+            esp_hdr_seal_compact(out, H.live_token, &pl, 1, H.checksum);
+        } else {
+            hl = esp_hdr_seal(out, hl, &pl, 1, H.checksum);
+        }
     }
     memcpy(out + hl, payload, plen);
     return hl + plen;
@@ -519,6 +554,11 @@ static void seal_head(uint8_t *buf, size_t len)
 {
     esp_parsed_t d;
     if (esp_hdr_parse(buf, len, &d) != ESP_PARSE_OK) {
+        return;
+    }
+    if (esp_type_compact(d.h.type)) {
+        struct iovec pl = {(void *) d.payload, d.payload_len};
+        esp_hdr_seal_compact(buf, H.live_token, &pl, 1, (d.h.flags & ESP_F_CRC) != 0);
         return;
     }
     size_t head = (size_t) (d.payload - buf)
@@ -561,7 +601,9 @@ static void run_records(reader_t *r)
             r->n -= len;
             if ((s & 7) == 1 && len >= ESP_HDR_LEN) {
                 buf[0] = ESP_WIRE_VERSION;
-                if (s & 0x10) {
+                if ((s & 0x10) && esp_type_compact(buf[1])) {
+                    put64be(buf + 8, (uint32_t) H.live_token | (uint64_t) rd32(r) << 32);
+                } else if (s & 0x10) {
                     put64be(buf + 8, H.live_token);
                 }
                 if (s & 0x20) {
@@ -609,7 +651,7 @@ static void run_records(reader_t *r)
         }
         esp_parsed_t d;
         if (esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK) {
-            H.sink ^= (uint8_t) (esp_hdr_head_ok(buf, &d) + esp_hdr_payload_ok(&d));
+            H.sink ^= (uint8_t) (esp_hdr_head_ok(buf, &d, 0) + esp_hdr_payload_ok(&d));
         }
         memcpy(last, buf, len);
         last_len = len;
@@ -626,6 +668,29 @@ static void run_records(reader_t *r)
 
 /* ----------------------------------------------- (a) and (c): raw bytes */
 
+/* A compact piece that parsed encodes back to its bytes, and sealed again
+ * (with the token 0), checks. */
+static void fuzz_compact(const uint8_t *data, size_t size, const esp_parsed_t *d)
+{
+    CHECK(d->payload_len > ESP_HEAD_PAYLOAD, "a compact piece with no more than the head");
+    uint8_t out[ESP_COMPACT_LEN];
+    size_t n = esp_hdr_encode(&d->h, &d->x, out);
+    CHECK(n == ESP_COMPACT_LEN && (size_t) (d->payload - data) == n, "compact header length %zu", n);
+    CHECK(memcmp(out, data, 4) == 0 && memcmp(out + 8, data + 8, n - 8) == 0,
+          "%s header does not encode back to the bytes it was parsed from",
+          esp_seg_type_name(d->h.type));
+    static uint8_t again[65536 + 128];
+    struct iovec pl = {(void *) d->payload, d->payload_len};
+    esp_hdr_seal_compact(out, 0, &pl, 1, (d->h.flags & ESP_F_CRC) != 0);
+    memcpy(again, out, n);
+    memcpy(again + n, d->payload, d->payload_len);
+    esp_parsed_t e;
+    CHECK(esp_hdr_parse(again, size, &e) == ESP_PARSE_OK && esp_hdr_head_ok(again, &e, 0)
+              && !esp_hdr_head_ok(again, &e, 1ull << 32),
+          "a resealed %s does not check, or checks with another token",
+          esp_seg_type_name(d->h.type));
+}
+
 static void fuzz_hdr(const uint8_t *data, size_t size)
 {
     esp_parsed_t d;
@@ -636,8 +701,12 @@ static void fuzz_hdr(const uint8_t *data, size_t size)
     CHECK(d.payload_len == d.h.len && d.payload + d.payload_len == data + size,
           "payload outside the datagram");
     bool full = (d.h.flags & ESP_F_CRC) != 0;
+    if (esp_type_compact(d.h.type)) {
+        fuzz_compact(data, size, &d);
+        return;
+    }
     CHECK(!full || d.payload_len > ESP_HEAD_PAYLOAD, "a payload CRC on a payload the head covers");
-    H.sink ^= (uint8_t) (esp_hdr_head_ok(data, &d) + esp_hdr_payload_ok(&d));
+    H.sink ^= (uint8_t) (esp_hdr_head_ok(data, &d, 0) + esp_hdr_payload_ok(&d));
     /* what parsed encodes back to the same header bytes (the crc field aside) */
     uint8_t out[ESP_HDR_LEN + sizeof(esp_hello_t) + ESP_CRC_EXT_LEN];
     size_t n = esp_hdr_encode(&d.h, &d.x, out);
@@ -654,7 +723,7 @@ static void fuzz_hdr(const uint8_t *data, size_t size)
     memcpy(again, out, hl);
     memcpy(again + hl, d.payload, d.payload_len);
     esp_parsed_t e;
-    CHECK(esp_hdr_parse(again, size, &e) == ESP_PARSE_OK && esp_hdr_head_ok(again, &e)
+    CHECK(esp_hdr_parse(again, size, &e) == ESP_PARSE_OK && esp_hdr_head_ok(again, &e, 0)
               && esp_hdr_payload_ok(&e),
           "a resealed %s does not check", esp_seg_type_name(d.h.type));
 }

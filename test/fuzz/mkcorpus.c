@@ -62,6 +62,23 @@ static size_t dgram(uint8_t type, uint8_t tag, uint32_t seq, const void *ext, si
     return hl + plen;
 }
 
+static size_t compact_dgram(uint8_t type, uint8_t slot, uint32_t seq, uint32_t offset,
+                            size_t plen, uint8_t *buf)
+{
+    const uint64_t token = 0x8000123400000000ull;
+    esp_hdr_t h = {.version = ESP_WIRE_VERSION, .type = type, .tag = slot,
+                   .conn = (uint32_t) token, .seq = seq, .offset = offset};
+    uint8_t payload[2048];
+    for (size_t i = 0; i < plen; i++) {
+        payload[i] = (uint8_t) (i * 13 + 1);
+    }
+    struct iovec pl = {payload, plen};
+    size_t hl = esp_hdr_encode(&h, NULL, buf);
+    esp_hdr_seal_compact(buf, token, &pl, 1, true);
+    memcpy(buf + hl, payload, plen);
+    return hl + plen;
+}
+
 static void raw_seeds(void)
 {
     uint8_t buf[2048];
@@ -76,6 +93,8 @@ static void raw_seeds(void)
     esp_put_ext_t put = {.key = 0x5055544b4559ull, .addr = 0x10100};
     out("raw-put", buf, dgram(ESP_T_PUT, 0, 1002, &put, 600, buf));
     out("raw-ack", buf, dgram(ESP_T_ACK, 0, 0, NULL, 0, buf));
+    out("raw-cchunk", buf, compact_dgram(ESP_T_CCHUNK, 0, 1003, 1400, 1400, buf));
+    out("raw-cput", buf, compact_dgram(ESP_T_CPUT, 1, 1004, 600, 600, buf));
 
     ebtl_modex_addr_t a[2] = {
         {.family = 4, .prefixlen = 8, .port = 40000, .mtu = 65536, .net_id = 0, .port2 = 40001,
@@ -167,6 +186,39 @@ static void record_seeds(void)
     chunk(3, 700, 6, 1, 1);
     chunk(2, 700, 6, 1, 0);
     out("rec-chunks", rec, rl);
+
+    /* compact pieces: a CCHUNK ending a CHUNK's fragment; CPUTs in the
+     * slot a PUT defined, one ahead of it, one in an unknown slot */
+    start(0x03);
+    chunk(0, 1000, 5, 1, 0);
+    build_hdr(1 | 8, 0, 1, 0, 0, 1000);
+    b8(66);
+    b8(1u | 1u << 1 | 8u | 5u << 4);
+    b8(0);
+    pay(1000);
+    build_hdr(2 | 8, 0, 4, 0, 0, 600);   /* slot 1, before its definition */
+    b8(3);
+    b16(0);
+    b8(0);
+    b16(1600);
+    pay(600);
+    build_hdr(2, 0, 2, 0, 0, 1000);      /* the PUT defining slot 1 */
+    b8(3 | 4);
+    b16(0);
+    pay(1000);
+    build_hdr(2 | 8, 0, 3, 0, 0, 600);   /* a CPUT in it */
+    b8(3);
+    b16(0);
+    b8(0);
+    b16(1000);
+    pay(600);
+    build_hdr(2 | 8, 0, 5, 0, 0, 600);   /* a CPUT in slot 3, never defined */
+    b8(3);
+    b16(0);
+    b8(2);
+    b16(2000);
+    pay(600);
+    out("rec-compact", rec, rl);
 
     start(0x03);
     put(0, 1000, 0);

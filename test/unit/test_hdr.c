@@ -29,7 +29,7 @@ static uint64_t rnd(void)
 static bool crc_ok(const uint8_t *buf, size_t len)
 {
     esp_parsed_t d;
-    return esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK && esp_hdr_head_ok(buf, &d)
+    return esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK && esp_hdr_head_ok(buf, &d, 0)
            && esp_hdr_payload_ok(&d);
 }
 
@@ -139,7 +139,7 @@ static void round_trip(void)
             size_t len = make_dgram(all_types[t], plen, buf, &h, &x);
             esp_parsed_t d;
             CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK);
-            CHECK(esp_hdr_head_ok(buf, &d) && esp_hdr_payload_ok(&d));
+            CHECK(esp_hdr_head_ok(buf, &d, 0) && esp_hdr_payload_ok(&d));
             CHECK(d.h.version == ESP_WIRE_VERSION && d.h.type == h.type);
             CHECK(d.h.flags == h.flags && d.h.tag == h.tag && d.h.token == h.token);
             CHECK(d.h.seq == h.seq && d.h.ack == h.ack && d.h.sack == h.sack);
@@ -258,11 +258,17 @@ static void unknown_fields_rejected(void)
             buf[2] |= (uint8_t) (1 << bit);
             CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
         }
-        /* A tag on anything but FRAG/CHUNK. */
+        /* A tag on anything but FRAG/CHUNK; on a PUT, a slot number beyond
+         * ESP_PUT_SLOTS. */
         if (all_types[t] != ESP_T_FRAG && all_types[t] != ESP_T_CHUNK) {
             memcpy(buf, good, len);
-            buf[3] = 1;
+            buf[3] = all_types[t] == ESP_T_PUT ? ESP_PUT_SLOTS + 1 : 1;
             CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
+        }
+        if (all_types[t] == ESP_T_PUT) {
+            memcpy(buf, good, len);
+            buf[3] = ESP_PUT_SLOTS;
+            CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK);
         }
         /* The ACK-only flags on anything else. */
         for (unsigned fl = ESP_F_DUP; all_types[t] != ESP_T_ACK && fl <= ESP_F_LOSS; fl <<= 1) {
@@ -518,6 +524,91 @@ static void payload_copy(void)
     }
 }
 
+/* A compact piece (CCHUNK or CPUT) sealed for the receiver whose token is tok. */
+static size_t make_compact(uint8_t type, uint8_t slot, uint32_t offset, size_t plen, uint64_t tok,
+                           bool full, uint8_t *out)
+{
+    esp_hdr_t h = {.version = ESP_WIRE_VERSION, .type = type, .tag = slot,
+                   .flags = ESP_F_TXS | ESP_F_ACKNOW, .conn = (uint32_t) tok,
+                   .seq = (uint32_t) rnd(), .offset = offset};
+    uint8_t payload[2048];
+    for (size_t i = 0; i < plen; i++) {
+        payload[i] = (uint8_t) rnd();
+    }
+    struct iovec pl = {payload, plen};
+    size_t hl = esp_hdr_encode(&h, NULL, out);
+    esp_hdr_seal_compact(out, tok, &pl, 1, full);
+    memcpy(out + hl, payload, plen);
+    return hl + plen;
+}
+
+/* Compact pieces: 20 bytes of header, the payload the rest; every field
+ * back as sent; the CRC depends on the receiver's token (not only on the
+ * conn field that names it) and, with flag CRC, on every payload byte;
+ * refused where the layout says no. */
+static void compact_pieces(void)
+{
+    const uint64_t tok = 0x8123456700000005ull;
+    uint8_t buf[2048];
+    esp_parsed_t d;
+    for (int full = 0; full <= 1; full++) {
+        for (uint8_t type = ESP_T_CCHUNK; type <= ESP_T_CPUT; type++) {
+            uint8_t slot = type == ESP_T_CPUT ? ESP_PUT_SLOTS : 0;
+            size_t len = make_compact(type, slot, 0x01020304, 1452, tok, full, buf);
+            CHECK(len == 1472 && esp_hdr_space(type) == ESP_COMPACT_LEN);
+            CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK);
+            CHECK(d.h.type == type && d.h.tag == slot && d.h.conn == 5 && d.h.offset == 0x01020304);
+            CHECK(d.h.flags == ((full ? ESP_F_CRC : 0) | ESP_F_TXS | ESP_F_ACKNOW));
+            CHECK(d.payload == buf + ESP_COMPACT_LEN && d.payload_len == 1452);
+            CHECK(esp_hdr_declared_len(buf, len) == len);
+            CHECK(esp_hdr_head_ok(buf, &d, tok) && esp_hdr_payload_ok(&d));
+            /* another connection's token with the same low half: refused */
+            CHECK(!esp_hdr_head_ok(buf, &d, tok ^ 1ull << 40));
+            /* a flipped bit in the head, or (with flag CRC) anywhere */
+            for (size_t bit = 0; bit < len * 8; bit += 7) {
+                if (bit / 8 >= 4 && bit / 8 < 8) {
+                    continue;   /* the crc field itself */
+                }
+                uint8_t copy[2048];
+                memcpy(copy, buf, len);
+                copy[bit / 8] ^= (uint8_t) (1u << bit % 8);
+                esp_parsed_t e;
+                bool covered = full || bit / 8 < ESP_COMPACT_LEN + ESP_HEAD_PAYLOAD;
+                if (esp_hdr_parse(copy, len, &e) == ESP_PARSE_OK && covered) {
+                    CHECK(!esp_hdr_head_ok(copy, &e, tok));
+                }
+            }
+            uint8_t out[2048];
+            CHECK(esp_hdr_payload_copy(out, &d) && memcmp(out, d.payload, d.payload_len) == 0);
+        }
+    }
+    /* Refused: a payload the head covers whole (so never a padded frame),
+     * a CCHUNK with a tag, a CPUT without a slot or beyond the last,
+     * an ACK-only or unknown flag, a truncated header. */
+    size_t len = make_compact(ESP_T_CCHUNK, 0, 0, ESP_HEAD_PAYLOAD, tok, false, buf);
+    CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
+    len = make_compact(ESP_T_CCHUNK, 0, 0, ESP_HEAD_PAYLOAD + 1, tok, false, buf);
+    CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK);
+    len = make_compact(ESP_T_CCHUNK, 1, 0, 500, tok, false, buf);
+    CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
+    len = make_compact(ESP_T_CPUT, 0, 0, 500, tok, false, buf);
+    CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
+    len = make_compact(ESP_T_CPUT, ESP_PUT_SLOTS + 1, 0, 500, tok, false, buf);
+    CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
+    len = make_compact(ESP_T_CPUT, 1, 0, 500, tok, false, buf);
+    for (unsigned fl = 1; fl < 0x100; fl <<= 1) {
+        uint8_t copy[2048];
+        memcpy(copy, buf, len);
+        copy[2] |= (uint8_t) fl;
+        bool known = (fl & ESP_F_COMPACT_KNOWN) != 0;
+        CHECK((esp_hdr_parse(copy, len, &d) == ESP_PARSE_OK) == known);
+    }
+    CHECK(esp_hdr_parse(buf, ESP_COMPACT_LEN - 1, &d) == ESP_PARSE_SHORT);
+    buf[0] = ESP_WIRE_VERSION + 1;
+    CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_VERSION);
+    CHECK(strcmp(esp_seg_type_name(ESP_T_CPUT), "CPUT") == 0);
+}
+
 static void seq_compare_wraps(void)
 {
     CHECK(esp_seq_lt(0xffffffffu, 0));
@@ -539,6 +630,7 @@ int main(int argc, char **argv)
     RUN("hdr", crc_detects_bit_flips);
     RUN("hdr", seal_gathers_pieces);
     RUN("hdr", payload_copy);
+    RUN("hdr", compact_pieces);
     RUN("hdr", seq_compare_wraps);
     return UNIT_RESULT();
 }

@@ -813,11 +813,11 @@ static void print_stats(const char *name, const world_t *w, double secs)
     printf("    %s: %" PRIu64 " segs sent (%" PRIu64 " retx, %" PRIu64 " fast, %" PRIu64
            " timeouts), %" PRIu64 " segs received, %" PRIu64 " acks, %.1f MB, %" PRIu64
            " msgs; dup %" PRIu64 " ooo-drop %" PRIu64 " held %" PRIu64 " corrupt %" PRIu64
-           " malformed %" PRIu64 " stray %" PRIu64 "; wire: %" PRIu64 " dropped %" PRIu64
-           " corrupted; virtual %.3f s, wall %.2f s\n",
+           " malformed %" PRIu64 " stray %" PRIu64 "; compact %" PRIu64 "; wire: %" PRIu64
+           " dropped %" PRIu64 " corrupted; virtual %.3f s, wall %.2f s\n",
            name, t.segs_tx, t.retransmits, t.fast_retransmits, t.timeouts, t.segs_rx, t.acks_tx,
            (double) t.bytes_rx / 1e6, w->completed_msgs, t.duplicates, t.out_of_window + t.hold_dropped,
-           t.held, t.corrupt, t.malformed, t.stray, l.dropped, l.corrupted,
+           t.held, t.corrupt, t.malformed, t.stray, t.compact_tx, l.dropped, l.corrupted,
            (double) simnet_now(w->net) / 1e9, secs);
 }
 
@@ -2980,6 +2980,206 @@ static void throughput(size_t mtu, size_t total, const char *name)
     world_fini(&w);
 }
 
+/* Data datagrams src -> dst, by type. */
+typedef struct {
+    unsigned src, dst;
+    uint64_t by_type[ESP_T_MAX + 1];
+} type_count_t;
+
+static enum sim_verdict count_hook(void *arg, unsigned src, unsigned dst, enum esp_channel ch,
+                                   const uint8_t *buf, size_t len, uint64_t now)
+{
+    type_count_t *c = arg;
+    (void) ch;
+    (void) now;
+    if (src == c->src && dst == c->dst && len >= 2 && buf[1] <= ESP_T_MAX) {
+        c->by_type[buf[1]]++;
+    }
+    return SIM_PASS;
+}
+
+/* Compact pieces: a one-way stream of CHUNKed fragments and PUTs goes in
+ * CCHUNKs after each fragment's first piece, and in CPUTs once a PUT's
+ * first piece is acknowledged; every byte arrives. With compact off, or
+ * toward a peer that does not offer it, none. */
+static void compact_stream(void)
+{
+    for (int mode = 0; mode < 3; mode++) {   /* on, off here, off at the peer */
+        world_t w;
+        world_init(&w, 2, 31, MTU_ETH);
+        w.netcfg.jitter_ns = 0;
+        w.cfg.compact = mode == 0;
+        world_start(&w);
+        if (mode == 2) {
+            /* the receiver sends full headers only; the sender would send
+             * compact pieces, but the receiver's HELLO never offers them */
+            esp_proto_config_t cfg = w.cfg;
+            cfg.compact = true;
+            esp_proto_destroy(w.nodes[0].p);
+            cfg.my_id = w.nodes[0].id;
+            cfg.my_epoch = w.nodes[0].epoch;
+            w.nodes[0].p = esp_proto_create(&cfg, &world_ops, &w.nodes[0], simnet_now(w.net));
+            esp_proto_add_peer(w.nodes[0].p, 1, w.nodes[1].id, w.nodes[1].epoch, MTU_ETH);
+            simnet_attach(w.net, 0, w.nodes[0].p);
+        }
+        type_count_t cnt = {.src = 0, .dst = 1};
+        w.hook = count_hook;
+        w.hook_arg = &cnt;
+        for (int i = 0; i < 4; i++) {
+            world_send(&w, 0, 1, ESP_MSG_SEND, 256 << 10, false);
+        }
+        for (int i = 0; i < 4; i++) {
+            world_send(&w, 0, 1, ESP_MSG_PUT, 1 << 20, false);
+        }
+        world_run(&w, 10 * SEC);
+        check_all_done(&w);
+        const uint64_t *n = cnt.by_type;
+        printf("    compact %s: FRAG %" PRIu64 " CHUNK %" PRIu64 " CCHUNK %" PRIu64 " PUT %" PRIu64
+               " CPUT %" PRIu64 "\n", mode == 0 ? "on" : mode == 1 ? "off" : "off at the peer",
+               n[ESP_T_FRAG], n[ESP_T_CHUNK], n[ESP_T_CCHUNK], n[ESP_T_PUT], n[ESP_T_CPUT]);
+        esp_proto_stats_t t;
+        sum_stats(&w, &t);
+        CHECK(t.malformed == 0 && t.corrupt == 0 && t.stray == 0 && t.put_rejected == 0);
+        CHECK(t.retransmits == 0);
+        if (mode == 0) {
+            CHECK(n[ESP_T_CHUNK] == 4 && n[ESP_T_CCHUNK] >= 4 * 170);
+            CHECK(n[ESP_T_CPUT] * 2 > n[ESP_T_PUT] && n[ESP_T_CPUT] > 0);
+            CHECK(t.compact_tx == n[ESP_T_CCHUNK] + n[ESP_T_CPUT]);
+            /* 1452 payload bytes in a 1472-byte datagram: fewer datagrams */
+            CHECK(n[ESP_T_CCHUNK] + n[ESP_T_CHUNK] <= 4 * ((256 << 10) / 1452 + 2));
+        } else {
+            CHECK(n[ESP_T_CCHUNK] == 0 && n[ESP_T_CPUT] == 0 && t.compact_tx == 0);
+        }
+        world_fini(&w);
+    }
+}
+
+/* More PUTs at once than there are slots, under loss, duplication and
+ * reordering, with traffic both ways: those without a slot go in full
+ * pieces, and the slots are free again for the next round. */
+static void compact_slots(void)
+{
+    world_t w;
+    world_init(&w, 2, 32, MTU_ETH);
+    world_start(&w);
+    sim_fault_t f = {.drop = 0.03, .dup = 0.01, .reorder = 0.05, .blackhole_at = SIMNET_NEVER};
+    simnet_set_fault(w.net, -1, -1, &f);
+    type_count_t cnt = {.src = 0, .dst = 1};
+    w.hook = count_hook;
+    w.hook_arg = &cnt;
+    w.max_outstanding = 64;
+    uint64_t cput[2];
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 40; i++) {
+            world_send(&w, 0, 1, ESP_MSG_PUT, 3000 + 100 * (size_t) i, false);
+        }
+        world_send(&w, 1, 0, ESP_MSG_SEND, 100 << 10, false);
+        world_send(&w, 0, 1, ESP_MSG_PUT, 2 << 20, false);
+        world_run(&w, simnet_now(w.net) + 20 * SEC);
+        check_all_done(&w);
+        cput[round] = cnt.by_type[ESP_T_CPUT];
+    }
+    printf("    PUT %" PRIu64 " CPUT %" PRIu64 " (after round 1: %" PRIu64 ")\n",
+           cnt.by_type[ESP_T_PUT], cput[1], cput[0]);
+    CHECK(cput[0] > 0 && cput[1] > cput[0] * 3 / 2);
+    esp_proto_stats_t t;
+    sum_stats(&w, &t);
+    CHECK(t.malformed == 0 && t.put_rejected == 0 && t.peers_failed == 0);
+    world_fini(&w);
+}
+
+/* Drops the first transmission of every PUT piece that defines a slot
+ * (src -> dst), so that its CPUTs arrive before it. */
+typedef struct {
+    type_count_t count;
+    unsigned dropped;
+} def_drop_t;
+
+static enum sim_verdict def_drop_hook(void *arg, unsigned src, unsigned dst, enum esp_channel ch,
+                                      const uint8_t *buf, size_t len, uint64_t now)
+{
+    def_drop_t *dd = arg;
+    count_hook(&dd->count, src, dst, ch, buf, len, now);
+    if (src == dd->count.src && dst == dd->count.dst && len >= ESP_HDR_LEN
+        && buf[1] == ESP_T_PUT && (buf[3] & ESP_SLOT_NUM) != 0 && !(buf[2] & ESP_F_RETX)) {
+        dd->dropped++;
+        return SIM_DROP;
+    }
+    return SIM_PASS;
+}
+
+/* The piece defining a slot lost: the CPUTs after it wait for its
+ * retransmission, then land where it says; every byte arrives. */
+static void compact_definition_late(void)
+{
+    world_t w;
+    world_init(&w, 2, 34, MTU_ETH);
+    world_start(&w);
+    def_drop_t dd = {.count = {.src = 0, .dst = 1}};
+    w.hook = def_drop_hook;
+    w.hook_arg = &dd;
+    for (int i = 0; i < 6; i++) {
+        world_send(&w, 0, 1, ESP_MSG_PUT, (size_t) (200 + 50 * i) << 10, false);
+    }
+    world_run(&w, 10 * SEC);
+    check_all_done(&w);
+    esp_proto_stats_t t;
+    sum_stats(&w, &t);
+    printf("    definitions dropped %u, CPUT %" PRIu64 ", held %" PRIu64 "\n", dd.dropped,
+           dd.count.by_type[ESP_T_CPUT], t.held);
+    CHECK(dd.dropped == 6 && dd.count.by_type[ESP_T_CPUT] > 6 * 100);
+    CHECK(t.held > 0 && t.put_rejected == 0 && t.malformed == 0 && t.peers_failed == 0);
+    world_fini(&w);
+}
+
+/* Forged compact pieces: one sealed with another token's high half is
+ * corrupt, one naming a peer with no connection is stray; neither is
+ * taken, and the connection goes on. */
+static void compact_forged(void)
+{
+    world_t w;
+    world_init(&w, 2, 33, MTU_ETH);
+    world_start(&w);
+    capture_t cap = {.src = 0, .dst = 1, .type = ESP_T_FRAG};
+    w.hook = capture_hook;
+    w.hook_arg = &cap;
+    world_send(&w, 0, 1, ESP_MSG_SEND, 200, false);
+    world_run(&w, SEC);
+    CHECK(world_done(&w) && cap.have);
+    uint64_t token = get_be64(cap.buf + 8);
+    uint32_t seq = get_be32(cap.buf + 16) + 1;
+    node_t *b = &w.nodes[1];
+    uint8_t payload[1000], buf[1100];
+    memset(payload, 0x77, sizeof(payload));
+    struct iovec pl = {payload, sizeof(payload)};
+    const struct {
+        uint64_t tok;
+        uint32_t conn;
+    } cases[] = {
+        {token ^ 1ull << 50, (uint32_t) token},   /* another token: corrupt */
+        {token, 9},                               /* no such connection: stray */
+    };
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        esp_proto_stats_t before = *esp_proto_stats(b->p);
+        esp_hdr_t h = {.version = ESP_WIRE_VERSION, .type = ESP_T_CPUT, .tag = 3,
+                       .conn = cases[i].conn, .seq = seq, .offset = 0};
+        size_t hl = esp_hdr_encode(&h, NULL, buf);
+        esp_hdr_seal_compact(buf, cases[i].tok, &pl, 1, true);
+        memcpy(buf + hl, payload, sizeof(payload));
+        simnet_inject(w.net, 0, 1, buf, hl + sizeof(payload), simnet_now(w.net) + MS);
+        world_idle(&w, 10 * MS);
+        const esp_proto_stats_t *after = esp_proto_stats(b->p);
+        CHECK(after->corrupt - before.corrupt == (i == 0));
+        CHECK(after->stray - before.stray == (i == 1));
+        CHECK(after->segs_rx == before.segs_rx && after->held == before.held);
+    }
+    world_send(&w, 0, 1, ESP_MSG_PUT, 100 << 10, false);
+    world_send(&w, 0, 1, ESP_MSG_SEND, 100 << 10, false);
+    world_run(&w, simnet_now(w.net) + SEC);
+    check_all_done(&w);
+    world_fini(&w);
+}
+
 static void throughput_loop(void) { throughput(MTU_LOOP, 64 << 20, "64 MiB at 65507"); }
 static void throughput_eth(void) { throughput(MTU_ETH, 16 << 20, "16 MiB at 1472"); }
 
@@ -3016,6 +3216,10 @@ int main(int argc, char **argv)
     unit_init(n, argv);
     double t0 = wall();
     CASE(handshake, false);
+    CASE(compact_stream, false);
+    CASE(compact_slots, false);
+    CASE(compact_definition_late, false);
+    CASE(compact_forged, false);
     CASE(simultaneous_open, false);
     CASE(strays, false);
     CASE(seq_wrap, false);
