@@ -224,10 +224,12 @@ size_t esp_hdr_declared_len(const void *buf, size_t len)
     return ESP_HDR_LEN + body_len(b[1]) + crcx + get16(b + 30);
 }
 
-/* A PUT's tag: no slot, or one of them with a generation. */
+/* A PUT's tag: 0 (no slot), or a slot number with its generation. */
 static bool slot_ok(uint8_t tag)
 {
-    return (tag & ~(ESP_SLOT_NUM | ESP_SLOT_GEN)) == 0 && (tag & ESP_SLOT_NUM) <= ESP_PUT_SLOTS;
+    return tag == 0
+           || ((tag & ~(ESP_SLOT_NUM | ESP_SLOT_GEN)) == 0 && (tag & ESP_SLOT_NUM) != 0
+               && (tag & ESP_SLOT_NUM) <= ESP_PUT_SLOTS);
 }
 
 /* A compact piece: structure only (the slot and the offset are checked
@@ -256,7 +258,7 @@ static enum esp_parse_result parse_compact(const uint8_t *b, size_t len, esp_par
     h->len = out->payload_len <= UINT16_MAX ? (uint16_t) out->payload_len : 0;
     if ((h->flags & ~ESP_F_COMPACT_KNOWN) != 0 || out->payload_len <= ESP_HEAD_PAYLOAD
         || out->payload_len > UINT16_MAX
-        || (h->type == ESP_T_CCHUNK ? h->tag != 0 : !slot_ok(h->tag) || !(h->tag & ESP_SLOT_NUM))) {
+        || (h->type == ESP_T_CCHUNK ? h->tag != 0 : h->tag == 0 || !slot_ok(h->tag))) {
         return ESP_PARSE_MALFORMED;
     }
     return ESP_PARSE_OK;

@@ -266,9 +266,16 @@ static void unknown_fields_rejected(void)
             CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_MALFORMED);
         }
         if (all_types[t] == ESP_T_PUT) {
-            memcpy(buf, good, len);
-            buf[3] = ESP_PUT_SLOTS;
-            CHECK(esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK);
+            const struct {
+                uint8_t tag;
+                bool ok;
+            } slots[] = {{ESP_PUT_SLOTS, true}, {ESP_PUT_SLOTS | ESP_SLOT_GEN, true},
+                         {1, true}, {ESP_SLOT_GEN, false}, {0x20 | 1, false}, {0x40 | 1, false}};
+            for (unsigned k = 0; k < sizeof(slots) / sizeof(slots[0]); k++) {
+                memcpy(buf, good, len);
+                buf[3] = slots[k].tag;
+                CHECK((esp_hdr_parse(buf, len, &d) == ESP_PARSE_OK) == slots[k].ok);
+            }
         }
         /* The ACK-only flags on anything else. */
         for (unsigned fl = ESP_F_DUP; all_types[t] != ESP_T_ACK && fl <= ESP_F_LOSS; fl <<= 1) {
