@@ -475,16 +475,15 @@ static size_t piece_room(const esp_conn_t *c, uint8_t type)
  * this, bytes/s, in all (a link, not the CPU, is then the limit). */
 #define COMPACT_RATE_MAX (500ull * 1000 * 1000)
 
-/* The paths to c deliver less than COMPACT_RATE_MAX, or are not measured. */
+/* No path to c delivers COMPACT_RATE_MAX (or none is measured yet). */
 static bool link_bound(const esp_conn_t *c)
 {
-    uint64_t sum = 0;
     for (unsigned k = 0; k < c->npaths; k++) {
-        if (c->path[k].up) {
-            sum += c->path[k].rate_bps;
+        if (c->path[k].up && c->path[k].rate_bps >= COMPACT_RATE_MAX) {
+            return false;
         }
     }
-    return sum < COMPACT_RATE_MAX;
+    return true;
 }
 
 /* A compact piece goes only where it would not hold back an acknowledgement
