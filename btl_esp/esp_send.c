@@ -471,8 +471,8 @@ static size_t piece_room(const esp_conn_t *c, uint8_t type)
 
 /* Compact pieces save wire bytes (2.5 % at MTU 1500) but cost the sender
  * CPU (measured: a CPU-bound link at MTU 1500 moved 1.73 GB/s with them,
- * 2.13 without): they go only to a peer whose paths deliver less than
- * this, bytes/s, in all (a link, not the CPU, is then the limit). */
+ * 2.13 without): they go only to a peer none of whose paths delivers
+ * this, bytes/s (a link, not the CPU, is then the limit). */
 #define COMPACT_RATE_MAX (500ull * 1000 * 1000)
 
 /* No path to c delivers COMPACT_RATE_MAX (or none is measured yet). */
