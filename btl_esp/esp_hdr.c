@@ -215,7 +215,7 @@ size_t esp_hdr_declared_len(const void *buf, size_t len)
 {
     const uint8_t *b = buf;
     if (len >= 2 && esp_type_compact(b[1])) {
-        return len;   /* longer than any padding: the datagram is what came */
+        return 0;   /* no length field; never short enough to be padded: as it came */
     }
     if (len < ESP_HDR_LEN) {
         return 0;

@@ -202,8 +202,10 @@ enum esp_parse_result esp_hdr_parse(const void *buf, size_t len, esp_parsed_t *o
 
 /* The datagram size the header at buf (len bytes available) declares:
  * header, extension or body by type, CRC extension, payload; 0 when len
- * is too short to tell. Unchecked: esp_hdr_parse still decides. For a wire
- * that pads short datagrams (Ethernet's 60-byte frames). */
+ * is too short to tell, and for a compact piece (it has no length field,
+ * and is longer than any padded frame). Unchecked: esp_hdr_parse still
+ * decides. For a wire that pads short datagrams (Ethernet's 60-byte
+ * frames). */
 size_t esp_hdr_declared_len(const void *buf, size_t len);
 
 /* True when the crc field matches the head of a parsed datagram (buf is

@@ -18,11 +18,13 @@
  *  (b) esp: esp_hdr_declared_len, by which the eth wire cuts the padding of
  *      short frames (btl_esp_wire_eth.c ring_read): it reads only the bytes
  *      it is given (each length from 0 to 40 and the whole input, each in a
- *      buffer of exactly that size), returns 0 below ESP_HDR_LEN and at
- *      least ESP_HDR_LEN otherwise, does not depend on the bytes after the
- *      header; for a datagram that esp_hdr_parse accepts it returns its
- *      length, and that datagram padded to Ethernet's 46-byte minimum
- *      payload is cut back to it by ring_read's rule.
+ *      buffer of exactly that size), returns 0 below ESP_HDR_LEN and for a
+ *      compact piece's type (no length field), at least ESP_HDR_LEN
+ *      otherwise, does not depend on the bytes after the header; for a
+ *      datagram that esp_hdr_parse accepts it returns its length (a compact
+ *      piece: 0, and it is longer than a padded frame), and that datagram
+ *      padded to Ethernet's 46-byte minimum payload is cut back to it by
+ *      ring_read's rule.
  *
  * FUZZ_WIRE_DEBUG=1 prints each input's verdict (to see what a seed reaches).
  *
@@ -126,7 +128,7 @@ static void fuzz_esp_len(const uint8_t *data, size_t size)
     for (size_t n = 0; n <= size && n <= 40; n++) {
         uint8_t *b = exact(data, n);
         size_t dl = esp_hdr_declared_len(b, n);
-        if (n < ESP_HDR_LEN) {
+        if (n < ESP_HDR_LEN || (n >= 2 && esp_type_compact(b[1]))) {
             CHECK(dl == 0, "%zu declared from %zu bytes", dl, n);
         } else {
             CHECK(dl >= ESP_HDR_LEN, "%zu declared from %zu bytes", dl, n);
@@ -141,13 +143,17 @@ static void fuzz_esp_len(const uint8_t *data, size_t size)
     }
     uint8_t *b = exact(data, size);
     size_t dl = esp_hdr_declared_len(b, size);
-    CHECK(size < ESP_HDR_LEN ? dl == 0 : dl == first, "%zu declared from %zu bytes", dl, size);
+    bool compact = size >= 2 && esp_type_compact(b[1]);
+    CHECK(size < ESP_HDR_LEN || compact ? dl == 0 : dl == first, "%zu declared from %zu bytes", dl,
+          size);
     esp_parsed_t p;
     enum esp_parse_result pr = esp_hdr_parse(b, size, &p);
     if (debug) {
         fprintf(stderr, "fuzz_wire: esp %zu bytes: declared %zu, parse %d\n", size, dl, (int) pr);
     }
-    if (pr == ESP_PARSE_OK) {
+    if (pr == ESP_PARSE_OK && compact) {
+        CHECK(size > ETH_MIN_PAYLOAD, "a compact piece of %zu bytes parses", size);
+    } else if (pr == ESP_PARSE_OK) {
         CHECK(dl == size, "a %zu-byte datagram that parses declares %zu", size, dl);
         if (size < ETH_MIN_PAYLOAD) {
             /* padded as a 60-byte frame carries it, then cut as ring_read does */
