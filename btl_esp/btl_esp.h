@@ -93,6 +93,8 @@ typedef struct mca_btl_esp_component {
     int path_timeout_us, path_probe_us;
     int checksum;                /* 1 (or -1) every byte, 0 only each datagram's head */
     int compact;                 /* 1: the bulk of large messages in compact pieces */
+    int put_release;             /* 1: a PUT completes when sent, its unacknowledged
+                                    tail copied */
     int port_min;
     int free_list_max;
     int verbose;

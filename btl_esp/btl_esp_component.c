@@ -95,6 +95,7 @@ static bool esp_params_valid(void)
            && range_param("btl_esp_tiny", c->tiny, 0, 65536)
            && range_param("btl_esp_checksum", c->checksum, -1, 1)
            && range_param("btl_esp_compact", c->compact, 0, 1)
+           && range_param("btl_esp_put_release", c->put_release, 0, 1)
            && range_param("btl_esp_gso", c->gso, 0, 1)
            && range_param("btl_esp_gro", c->gro, 0, 1)
            && range_param("btl_esp_max_paths", c->max_paths, 1, ESP_MAX_PATHS)
@@ -230,6 +231,12 @@ static int esp_component_register(void)
             "instead of 56, where the peer takes them and owes no acknowledgement: at MTU 1500 "
             "a frame carries 1452 bytes of it, against 1416 (tcp: 1448); 0: every datagram "
             "with the full header"),
+        EBTL_PARAM_INT("put_release", OPAL_INFO_LVL_5, &c->put_release, 1,
+            "1: a PUT (a rendezvous message's data) is complete for ob1 as soon as its last "
+            "datagram is sent, its unacknowledged bytes (256 KiB at most) copied for resending, "
+            "so that ob1's FIN follows the data without waiting a round trip for the "
+            "acknowledgement; only on links slower than 4 Gbit/s, where the copy costs less "
+            "than the wait. 0: a PUT is complete when the peer has acknowledged all of it"),
         EBTL_PARAM_INT("verbose", OPAL_INFO_LVL_4, &c->verbose, 0,
             "1: print the protocol counters of each process at finalize"),
         EBTL_PARAM_INT("free_list_max", OPAL_INFO_LVL_9, &c->free_list_max, -1,

@@ -57,6 +57,7 @@ static const esp_counter_t counters[] = {
     C(loss_reports_tx, "ACKs telling peers that the kernel dropped datagrams here (flag LOSS)"),
     C(loss_report_resends, "Segments sent again because the peer reported its kernel dropped them"),
     C(compact_tx, "Data segments sent as compact pieces (20-byte header)"),
+    C(put_released, "PUTs completed as soon as sent, their unacknowledged bytes copied"),
 };
 #undef C
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))

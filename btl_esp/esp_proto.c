@@ -36,6 +36,7 @@ void esp_proto_config_default(esp_proto_config_t *cfg)
     cfg->path_timeout_ns = 20 * 1000 * 1000;
     cfg->path_probe_ns = 50 * 1000 * 1000;
     cfg->compact = true;
+    cfg->release = true;
 }
 
 /* A handshake's round trip longer than this is not taken for the path's. */
@@ -635,6 +636,7 @@ int esp_proto_send(esp_proto_t *p, uint32_t peer, esp_msg_t *msg, uint64_t now)
     msg->queued = 0;
     msg->segs_out = 0;
     msg->put_slot = 0;
+    msg->released = false;
     msg->next = NULL;
     if (c->sendq_tail != NULL) {
         c->sendq_tail->next = msg;

@@ -57,6 +57,8 @@ typedef struct esp_msg {
     uint32_t frag_id;
     uint8_t put_slot;                  /* PUT: the slot its first piece defined, with
                                           its generation (0: none) */
+    bool released;                     /* the engine's own copy of a PUT already
+                                          completed to its caller (put_release) */
 } esp_msg_t;
 
 typedef struct esp_proto_config {
@@ -86,6 +88,9 @@ typedef struct esp_proto_config {
     uint64_t path_probe_ns;    /* a dead path is probed this often */
     bool compact;              /* send the bulk of CHUNKed fragments and PUTs in
                                   compact pieces where the peer takes them */
+    bool release;              /* a PUT completes once its last piece is sent, where
+                                  the link is the limit: its unacknowledged bytes
+                                  are copied for resending */
     uint32_t isn;              /* tests: first sequence number (0: random) */
     bool no_loss_reports;      /* tests: behave as a peer without ESP_O_LOSS */
 } esp_proto_config_t;
@@ -142,6 +147,7 @@ typedef struct esp_proto_stats {
     uint64_t loss_reports_tx;          /* ACKs with ESP_F_LOSS sent: the kernel dropped here */
     uint64_t loss_report_resends;      /* segments sent again at a peer's ESP_F_LOSS */
     uint64_t compact_tx;               /* data segments sent as compact pieces */
+    uint64_t put_released;             /* PUTs completed when sent, their tail copied */
 } esp_proto_stats_t;
 
 /* Most paths to one peer. */

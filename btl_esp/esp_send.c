@@ -78,6 +78,18 @@ void esp_seg_free(esp_proto_t *p, esp_seg_t *s)
     *pool = s;
 }
 
+/* m's caller may have it back: ops->complete at the next flush. */
+static void msg_done(esp_proto_t *p, esp_msg_t *m)
+{
+    m->next = NULL;
+    if (p->done_tail != NULL) {
+        p->done_tail->next = m;
+    } else {
+        p->done_head = m;
+    }
+    p->done_tail = m;
+}
+
 static void resend_remove(esp_proto_t *p, esp_seg_t *s)
 {
     if (s->rs_prev != NULL) {
@@ -123,6 +135,9 @@ void esp_send_fini(esp_conn_t *c)
         if (s != NULL) {
             esp_hotel_checkout(&p->hotel, &s->room);
             resend_remove(p, s);
+            if (s->msg != NULL && s->msg->released && --s->msg->segs_out == 0) {
+                free(s->msg);
+            }
             free(s);
         }
     }
@@ -531,6 +546,69 @@ static size_t next_piece(const esp_conn_t *c, const esp_msg_t *m, uint8_t *type)
     return min_sz(left, piece_room(c, *type));
 }
 
+/*
+ * A PUT whose last piece is out goes back to its caller at once, not a
+ * round trip later when the peer acknowledges it: what the peer has not
+ * acknowledged yet is copied, and the message's segments resend from the
+ * copy. ob1 sends its FIN at the completion, so the FIN follows the data
+ * at once (it is delivered after them: one sequence space) and the
+ * receiver completes a round trip sooner. The copy costs CPU, so only
+ * where the link is the limit, and a bounded one.
+ */
+#define RELEASE_MAX (256u << 10)
+
+static void put_release(esp_conn_t *c, esp_msg_t *m)
+{
+    /* its segments not yet acknowledged: the newest ones, in a row */
+    uint32_t first = c->snd_nxt, n = 0;
+    while (first != c->snd_una) {
+        const esp_seg_t *s = c->sring[(first - 1) & (c->scap - 1)];
+        if (s->msg != m) {
+            break;
+        }
+        first--;
+        n++;
+    }
+    if (n != m->segs_out) {
+        return;   /* not as expected: keep the caller waiting, as before */
+    }
+    size_t lo = c->sring[first & (c->scap - 1)]->off, copy_len = m->len - lo;
+    esp_msg_t *k;
+    if (copy_len > RELEASE_MAX || (k = malloc(sizeof(*k) + copy_len)) == NULL) {
+        return;
+    }
+    uint8_t *copy = (uint8_t *) (k + 1);
+    struct iovec pl[ESP_MSG_MAX_IOV];
+    int npl = msg_range(m, lo, copy_len, pl);
+    size_t at = 0;
+    for (int i = 0; i < npl; i++) {
+        memcpy(copy + at, pl[i].iov_base, pl[i].iov_len);
+        at += pl[i].iov_len;
+    }
+    *k = *m;
+    k->user = NULL;
+    k->next = NULL;
+    k->released = true;
+    /* the bytes below lo are never read again: the first iovec only
+     * keeps the offsets */
+    k->iovcnt = 2;
+    k->iov[0] = (struct iovec){copy, lo};
+    k->iov[1] = (struct iovec){copy, copy_len};
+    for (uint32_t q = first; q != c->snd_nxt; q++) {
+        c->sring[q & (c->scap - 1)]->msg = k;
+    }
+    m->segs_out = 0;
+    m->put_slot = 0;   /* the copy frees it, once acknowledged */
+    c->p->stats.put_released++;
+    msg_done(c->p, m);
+}
+
+static bool release_now(const esp_conn_t *c, const esp_msg_t *m)
+{
+    return m->kind == ESP_MSG_PUT && m->queued == m->len && m->segs_out != 0
+           && c->p->cfg.release && link_bound(c);
+}
+
 void esp_push(esp_conn_t *c, uint64_t now)
 {
     esp_proto_t *p = c->p;
@@ -593,6 +671,9 @@ void esp_push(esp_conn_t *c, uint64_t now)
             }
         }
         seg_launch(c, s, path, now);
+        if (release_now(c, m)) {
+            put_release(c, m);
+        }
     }
 }
 
@@ -737,13 +818,11 @@ static void seg_acked(esp_conn_t *c, esp_seg_t *s)
             c->put_slots_busy &= ~(1u << (m->put_slot & ESP_SLOT_NUM));
             m->put_slot = 0;
         }
-        m->next = NULL;
-        if (p->done_tail != NULL) {
-            p->done_tail->next = m;
+        if (m->released) {
+            free(m);   /* its caller had its completion at put_release */
         } else {
-            p->done_head = m;
+            msg_done(p, m);
         }
-        p->done_tail = m;
     }
     esp_seg_free(p, s);
 }

@@ -60,13 +60,21 @@ struct rec {
     size_t len;
     bool delivered, completed;
     region_t *reg;
-    rec_t *next;             /* the stream's FIFO of undelivered SENDs */
+    rec_t *next;             /* the stream's FIFO of undelivered SENDs, or of PUTs
+                                completed before all their bytes were written */
+    uint64_t put_mark;       /* SEND: PUTs of its stream completed before it was sent
+                                (their bytes are in place when it is delivered);
+                                PUT: its number in completion order */
+    uint8_t *spoilt;         /* a completed PUT's buffer, overwritten */
+    uint64_t completed_ns, delivered_ns;
     world_t *w;
     size_t live;             /* index in w->live */
 };
 
 typedef struct stream {
     rec_t *head, *tail;      /* SENDs sent, not yet delivered */
+    rec_t *put_head, *put_tail;   /* PUTs completed, their region not yet checked */
+    uint64_t puts_completed;      /* ... numbered in completion order */
     uint64_t budget, sent;   /* generated traffic: messages to send, sent */
     unsigned outstanding;    /* generated messages not completed */
     size_t outstanding_bytes;
@@ -243,7 +251,42 @@ static void rec_free(rec_t *r)
     w->live[r->live] = last;
     last->live = r->live;
     free(r->buf);
+    free(r->spoilt);
     free(r);
+}
+
+static uint64_t world_corrupt(const world_t *w);
+static bool all_bytes(const uint8_t *p, size_t n, uint8_t v);
+
+/* A PUT's region holds its bytes, once, and its guards are intact. */
+static void put_check(world_t *w, rec_t *r)
+{
+    region_t *g = r->reg;
+    if (g->written < r->len || (g->written > r->len && world_corrupt(w) == 0)
+        || memcmp(g->buf + SLACK, r->buf, r->len) != 0 || !all_bytes(g->buf, SLACK, GUARD_BYTE)
+        || !all_bytes(g->buf + SLACK + r->len, SLACK, GUARD_BYTE)) {
+        werr(w, "%u->%u: PUT of %zu bytes checked with %zu written / wrong bytes", r->src, r->dst,
+             r->len, g->written);
+    }
+    region_del(&w->nodes[r->dst], g);
+    r->reg = NULL;
+}
+
+/* Check the PUTs of s completed before mark (all: UINT64_MAX). A message
+ * sent after a PUT's completion is delivered after its bytes are in place
+ * (ob1's FIN relies on it), even when the engine completed the PUT before
+ * they were acknowledged (put_release). */
+static void put_check_upto(world_t *w, stream_t *s, uint64_t mark)
+{
+    while (s->put_head != NULL && s->put_head->put_mark < mark) {
+        rec_t *r = s->put_head;
+        s->put_head = r->next;
+        if (s->put_head == NULL) {
+            s->put_tail = NULL;
+        }
+        put_check(w, r);
+        rec_free(r);
+    }
 }
 
 static void op_deliver(void *ctx, uint32_t peer, uint8_t tag, const void *data, size_t len)
@@ -272,6 +315,7 @@ static void op_deliver(void *ctx, uint32_t peer, uint8_t tag, const void *data, 
     if (s->head == NULL) {
         s->tail = NULL;
     }
+    put_check_upto(w, s, r->put_mark);
     uint64_t now = simnet_now(w->net);
     if (nd->last_dlv_ns != 0 && now - nd->last_dlv_ns > nd->max_gap_ns) {
         nd->max_gap_ns = now - nd->last_dlv_ns;
@@ -279,6 +323,7 @@ static void op_deliver(void *ctx, uint32_t peer, uint8_t tag, const void *data, 
     }
     nd->last_dlv_ns = now;
     r->delivered = true;
+    r->delivered_ns = now;
     s->delivered++;
     w->delivered_msgs++;
     w->delivered_bytes += len;
@@ -356,22 +401,37 @@ static void op_complete(void *ctx, esp_msg_t *msg)
         return;
     }
     r->completed = true;
+    r->completed_ns = simnet_now(w->net);
     stream_t *s = &nd->out[r->dst];
     s->completed++;
     w->completed_msgs++;
+    bool put_later = false;
     if (r->kind == ESP_MSG_PUT) {
-        region_t *g = r->reg;
         if (r->expect_reject) {
             /* nothing to look at: the region (if any) is checked by the test */
-        } else if (g->written < r->len || (g->written > r->len && world_corrupt(w) == 0)
-                   || memcmp(g->buf + SLACK, r->buf, r->len) != 0
-                   || !all_bytes(g->buf, SLACK, GUARD_BYTE)
-                   || !all_bytes(g->buf + SLACK + r->len, SLACK, GUARD_BYTE)) {
-            werr(w, "%u->%u: PUT of %zu bytes completed with %zu written / wrong bytes", r->src,
-                 r->dst, r->len, g->written);
-        }
-        if (g != NULL) {
-            region_del(&w->nodes[r->dst], g);
+            if (r->reg != NULL) {
+                region_del(&w->nodes[r->dst], r->reg);
+                r->reg = NULL;
+            }
+        } else {
+            /* Checked when a message of the stream sent after now is
+             * delivered, or when all is done. The caller may reuse its
+             * buffer now: the bytes expected move to a copy and the buffer
+             * is spoilt, so that a resend from it shows. */
+            uint8_t *expect = malloc(r->len ? r->len : 1);
+            memcpy(expect, r->buf, r->len);
+            memset(r->buf, 0xA5, r->len);
+            r->spoilt = r->buf;
+            r->buf = expect;
+            r->put_mark = s->puts_completed++;
+            r->next = NULL;
+            if (s->put_tail != NULL) {
+                s->put_tail->next = r;
+            } else {
+                s->put_head = r;
+            }
+            s->put_tail = r;
+            put_later = true;
         }
     } else if (!r->delivered) {
         werr(w, "%u->%u: SEND of %zu bytes completed before its delivery", r->src, r->dst, r->len);
@@ -382,7 +442,7 @@ static void op_complete(void *ctx, esp_msg_t *msg)
     }
     w->outstanding--;
     w->refill_due = true;
-    if (r->kind == ESP_MSG_PUT || r->delivered) {
+    if ((r->kind == ESP_MSG_PUT && !put_later) || r->delivered) {
         rec_free(r);
     }
     if (w->reentrant) {
@@ -634,6 +694,7 @@ static rec_t *world_send(world_t *w, unsigned src, unsigned dst, uint8_t kind, s
     uint64_t now = simnet_now(w->net);
     if (kind == ESP_MSG_SEND) {
         /* Queued before the call: the delivery may happen inside it. */
+        r->put_mark = s->puts_completed;
         r->next = NULL;
         if (s->tail != NULL) {
             s->tail->next = r;
@@ -821,17 +882,39 @@ static void print_stats(const char *name, const world_t *w, double secs)
            (double) simnet_now(w->net) / 1e9, secs);
 }
 
+static bool world_idle_all(const world_t *w)
+{
+    for (unsigned i = 0; i < w->n; i++) {
+        if (!esp_proto_idle(w->nodes[i].p)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Run until every engine is idle (a PUT completed when sent may wait for
+ * its acknowledgement, a copied segment for its ACK), 2 s at most. */
+static void world_settle(world_t *w)
+{
+    for (int k = 0; k < 400 && !world_idle_all(w); k++) {
+        world_idle(w, 5 * MS);
+    }
+}
+
 /* Everything sent was delivered and completed, every engine is idle. */
 static void check_all_done(world_t *w)
 {
     CHECK(w->errors == 0);
     CHECK(world_done(w));
-    /* A copied segment's ACK may still be on its way (or delayed). */
-    world_idle(w, 5 * MS);
+    /* A copied segment's ACK may still be on its way (or delayed), and a
+     * PUT completed when sent may still wait for a resend. */
+    world_settle(w);
     for (unsigned i = 0; i < w->n; i++) {
         CHECK(esp_proto_idle(w->nodes[i].p));
         for (unsigned j = 0; j < w->n; j++) {
             stream_t *s = &w->nodes[i].out[j];
+            put_check_upto(w, s, UINT64_MAX);
+            CHECK(w->errors == 0);
             CHECK(s->head == NULL);
             CHECK(s->outstanding == 0);
             CHECK(s->completed + s->copies == s->sent || s->budget == 0);
@@ -1702,6 +1785,7 @@ static void put_rejected(void)
     }
     world_run(&w, simnet_now(w.net) + SEC);
     CHECK(world_done(&w));   /* refused PUTs still complete */
+    world_settle(&w);        /* ... maybe before their pieces arrive (put_release) */
     CHECK(w.errors == 0);
     CHECK(esp_proto_stats(b->p)->put_rejected - rej0 == segs);
     CHECK(w.put_rejects == segs);
@@ -2202,6 +2286,7 @@ static uint64_t computing_receiver(unsigned old_nodes, esp_proto_stats_t *snd,
     w.netcfg.rx_stall_ns = CR_STALL;
     w.netcfg.rx_report_drops = true;
     w.cfg.rcv_budget = 4u << 20;
+    w.cfg.release = false;   /* the PUT's completion times its acknowledgement */
     w.fixed_put = 1 << 20;
     w.old_nodes = old_nodes;
     world_start(&w);
@@ -3060,6 +3145,80 @@ static void compact_stream(void)
     }
 }
 
+/*
+ * A PUT completes when its last piece is sent, on a link-bound path: the
+ * message sent at its completion (ob1's FIN) is delivered a round trip
+ * sooner than when the PUT waits for its acknowledgement, its bytes
+ * already in place (the harness checks them at that delivery, with the
+ * PUT's buffer spoilt at completion). Under loss the pieces resent after
+ * the completion come from the engine's copy. None on a fast path, or
+ * with release off.
+ */
+static uint64_t release_fin(bool release, uint64_t bw, uint64_t *released)
+{
+    world_t w;
+    world_init(&w, 2, 34, MTU_ETH);
+    w.netcfg.jitter_ns = 0;
+    w.netcfg.bandwidth_bps = bw;
+    w.netcfg.latency_ns = 20 * US;
+    w.netcfg.prio_latency_ns = 20 * US;
+    w.cfg.release = release;
+    world_start(&w);
+    /* the rate of the path measured first */
+    world_send(&w, 0, 1, ESP_MSG_PUT, 4 << 20, false);
+    world_run(&w, 10 * SEC);
+    world_settle(&w);
+    uint64_t rel0 = esp_proto_stats(w.nodes[0].p)->put_released, fin_sum = 0;
+    for (int i = 0; i < 8; i++) {
+        uint64_t t0 = simnet_now(w.net);
+        world_send(&w, 0, 1, ESP_MSG_PUT, 200 << 10, false);
+        world_run(&w, t0 + SEC);
+        CHECK(world_done(&w));
+        rec_t *fin = world_send(&w, 0, 1, ESP_MSG_SEND, 24, false);
+        world_run(&w, simnet_now(w.net) + SEC);
+        CHECK(fin != NULL && fin->delivered);
+        fin_sum += fin->delivered_ns - t0;
+        world_settle(&w);
+    }
+    check_all_done(&w);
+    *released = esp_proto_stats(w.nodes[0].p)->put_released - rel0;
+    world_fini(&w);
+    return fin_sum / 8;
+}
+
+static void put_release(void)
+{
+    uint64_t rel_on, rel_off, rel_fast;
+    uint64_t on = release_fin(true, 1e9, &rel_on), off = release_fin(false, 1e9, &rel_off);
+    release_fin(true, 10e9, &rel_fast);
+    printf("    200 KiB PUT + FIN at 1 Gbit/s: %.1f us released (%" PRIu64 " of 8), %.1f us "
+           "waiting for the ACK; at 10 Gbit/s %" PRIu64 " released\n",
+           (double) on / 1e3, rel_on, (double) off / 1e3, rel_fast);
+    CHECK(rel_on == 8 && rel_off == 0 && rel_fast == 0);
+    CHECK(on + 30 * US <= off);   /* a round trip is 40 us and more */
+
+    /* Loss, duplication, reordering, traffic both ways: every byte right. */
+    world_t w;
+    world_init(&w, 2, 35, MTU_ETH);
+    w.netcfg.bandwidth_bps = 1e9;
+    w.put_pct = 60;
+    w.put_max = 256 << 10;
+    w.max_outstanding = 16;
+    world_start(&w);
+    sim_fault_t f = {.drop = 0.03, .dup = 0.01, .reorder = 0.05, .blackhole_at = SIMNET_NEVER};
+    simnet_set_fault(w.net, -1, -1, &f);
+    world_traffic(&w, 0, 1, 400);
+    world_traffic(&w, 1, 0, 400);
+    world_run(&w, 60 * SEC);
+    check_all_done(&w);
+    esp_proto_stats_t t;
+    sum_stats(&w, &t);
+    printf("    lossy: %" PRIu64 " PUTs released, %" PRIu64 " retransmissions\n", t.put_released,
+           t.retransmits);
+    CHECK(t.put_released > 100 && t.retransmits > 0 && t.peers_failed == 0);
+    world_fini(&w);
+}
+
 /* More PUTs at once than there are slots, under loss, duplication and
  * reordering, with traffic both ways: those without a slot go in full
  * pieces, and the slots are free again for the next round. */
@@ -3226,6 +3385,7 @@ int main(int argc, char **argv)
     CASE(compact_slots, false);
     CASE(compact_definition_late, false);
     CASE(compact_forged, false);
+    CASE(put_release, false);
     CASE(simultaneous_open, false);
     CASE(strays, false);
     CASE(seq_wrap, false);
