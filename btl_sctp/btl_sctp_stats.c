@@ -257,6 +257,19 @@ void mca_btl_sctp_dump_state(int fd)
                     "failed=%d stranger=%d out_streams=%u waiting=%u\n", rank, l, k->vpid,
                     k->assoc_id, (int) k->ident_tx, (int) k->ident_rx, (int) k->failed,
                     (int) k->stranger, k->out_streams, waiting);
+            /* Each used stream's numbers (btl_sctp_seq.h): last sent, last
+             * delivered; a hang shows which message is missing. */
+            const bsctp_seq_t *q = &k->seq;
+            if (q->s != NULL) {
+                dprintf(fd, "btl sctp state rank %u:   link %u numbers (stream:sent/delivered)",
+                        rank, l);
+                for (uint16_t i = 0; i < q->n && i < 1024; i++) {
+                    if (q->s[i].tx_last != 0 || q->s[i].rx_last != 0) {
+                        dprintf(fd, " %u:%u/%u", i, q->s[i].tx_last, q->s[i].rx_last);
+                    }
+                }
+                dprintf(fd, " audits idle_ticks=%u sent=%u\n", q->idle_ticks, q->audits);
+            }
             char usr[256];
             bsctp_assoc_describe(&m->stack, l, usr, sizeof(usr));
             if (usr[0] != '\0') {
