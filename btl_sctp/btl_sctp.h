@@ -64,6 +64,7 @@ typedef struct mca_btl_sctp_component {
                                     chosen by the frame size) */
     int free_list_max;
     int verbose;                 /* 1: counters of each process at finalize */
+    int test_drop_msg;           /* TESTING ONLY: drop the n-th fragment read (0: off) */
 
     mca_btl_sctp_module_t *module;  /* the first module (MPI_T counters read it) */
     /* one-to-many: the one module; one-to-one: one per local address */

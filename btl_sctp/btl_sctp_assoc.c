@@ -12,13 +12,17 @@
  * early under receive-buffer pressure) arrive in pieces until MSG_EOR,
  * and pieces of messages on different streams of one association
  * interleave (fragment interleave level 2): reassembled per link and
- * stream. Every received byte is checked before use.
+ * stream. Every received byte is checked before use. Fragments are
+ * numbered per stream and an idle sender audits its numbers, so that a
+ * message usrsctp acknowledged but never delivered ends the job with a
+ * message instead of a hang (btl_sctp_seq.h).
  */
 #include "btl_sctp_assoc.h"
 
 #include "btl_sctp_hdr.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,6 +345,15 @@ static void streams_reset(bsctp_link_t *l)
     l->out_streams = 0;
     free(l->ident_sids);
     l->ident_sids = NULL;
+    bsctp_seq_tx_forget(&l->seq, 1);   /* numbered afresh after their identification */
+}
+
+/* Our identification on the association is forgotten: stream 0 starts
+ * over with the next one (the others with streams_reset). */
+static void ident_tx_forget(bsctp_link_t *l)
+{
+    l->ident_tx = false;
+    bsctp_seq_tx_forget(&l->seq, 0);
 }
 
 static int send_ident(bsctp_stack_t *st, uint32_t link, uint16_t sid)
@@ -354,7 +367,12 @@ static int send_ident(bsctp_stack_t *st, uint32_t link, uint16_t sid)
     id.vpid = htonl(st->cfg.vpid);
     uint64_t k = st->cfg.job_key;
     id.job_key = ((uint64_t) htonl((uint32_t) k) << 32) | htonl((uint32_t) (k >> 32));
-    return send_one(st, link, sid, &id, sizeof(id));
+    int rc = send_one(st, link, sid, &id, sizeof(id));
+    if (rc == 0) {
+        /* The peer restarts the stream's numbering where it reads this. */
+        bsctp_seq_tx_restart(&st->links[link].seq, sid);
+    }
+    return rc;
 }
 
 int bsctp_assoc_ident(bsctp_stack_t *st, uint32_t link)
@@ -404,7 +422,7 @@ int bsctp_assoc_sendv(bsctp_stack_t *st, uint32_t link, uint16_t sid, const stru
             return rc;
         }
     }
-    if (sid >= l->out_streams) {
+    if (sid >= l->out_streams || sid >= st->cfg.streams) {
         sid = 0;   /* chosen for an association that is gone, or not known yet */
     }
     /* The identification first, on stream 0 and then on every other stream
@@ -430,13 +448,50 @@ int bsctp_assoc_sendv(bsctp_stack_t *st, uint32_t link, uint16_t sid, const stru
             st->stream_stats.ident_extra++;
         }
     }
+    /* A fragment carries its number on the stream (the header is ours to
+     * write: the caller's first piece). */
+    uint8_t *hdr = iov[0].iov_base;
+    bool numbered = hdr[offsetof(bsctp_wire_hdr_t, kind)] == BSCTP_WIRE_FRAG;
+    if (numbered) {
+        if (!bsctp_seq_ready(&l->seq, st->cfg.streams)) {
+            return -ENOMEM;
+        }
+        uint32_t seq = htonl(bsctp_seq_tx_next(&l->seq, sid));
+        memcpy(hdr + offsetof(bsctp_wire_hdr_t, seq), &seq, sizeof(seq));
+    }
     int rc = send_message(st, link, sid, iov, iovcnt);
     if (rc == 0) {
+        if (numbered) {
+            bsctp_seq_tx_sent(&l->seq, sid);
+        }
         st->stats.tx_msgs++;
         for (int i = 0; i < iovcnt; i++) {
             st->stats.tx_bytes += iov[i].iov_len;
         }
         st->stream_stats.tx_stream[sid < BSCTP_STREAMS_COUNTED ? sid : BSCTP_STREAMS_COUNTED]++;
+    }
+    return rc;
+}
+
+int bsctp_assoc_audit(bsctp_stack_t *st, uint32_t link)
+{
+    bsctp_link_t *l = &st->links[link];
+    if (l->failed || !l->ident_tx || l->rest != NULL || l->seq.s == NULL) {
+        return -EAGAIN;
+    }
+    size_t cap = sizeof(bsctp_wire_hdr_t) + (size_t) l->seq.n * sizeof(bsctp_wire_audit_entry_t);
+    uint8_t *buf = malloc(cap);
+    if (buf == NULL) {
+        return -ENOMEM;
+    }
+    bsctp_wire_hdr_t h = {BSCTP_WIRE_VERSION, BSCTP_WIRE_AUDIT, 0, 0, 0};
+    memcpy(buf, &h, sizeof(h));
+    size_t n = bsctp_seq_audit_entries(&l->seq, buf + sizeof(h), cap - sizeof(h));
+    /* On stream 0, behind its data and its identification. */
+    int rc = n > 0 ? send_one(st, link, 0, buf, sizeof(h) + n) : -EAGAIN;
+    free(buf);
+    if (rc == 0) {
+        st->stats.audits_tx++;
     }
     return rc;
 }
@@ -467,7 +522,9 @@ void bsctp_assoc_abort(bsctp_stack_t *st, bsctp_link_t *l, const char *why)
     l->aborted_id = l->assoc_id;
     st->style->abort(st, l);
     l->assoc_id = 0;
-    l->ident_tx = l->ident_rx = false;
+    ident_tx_forget(l);
+    l->ident_rx = false;
+    bsctp_seq_rx_forget(&l->seq);
     reasm_clear(l);
     streams_reset(l);
     rest_drop(st, l);
@@ -478,6 +535,7 @@ void bsctp_assoc_link_fini(bsctp_stack_t *st, bsctp_link_t *l)
     streams_reset(l);
     reasm_clear(l);
     rest_drop(st, l);
+    bsctp_seq_free(&l->seq);
 }
 
 /* ------------------------------------------------------------ receive */
@@ -508,6 +566,7 @@ static void new_association(bsctp_stack_t *st, bsctp_link_t *l, uint32_t assoc_i
 {
     l->assoc_id = assoc_id;
     l->ident_rx = false;
+    bsctp_seq_rx_forget(&l->seq);   /* the peer identifies itself on each stream again */
     rest_drop(st, l);
     reasm_clear(l);
     streams_reset(l);   /* its COMM_UP tells the streams (until then: stream 0) */
@@ -518,7 +577,9 @@ static void association_ended(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l
 {
     bool in_use = !l->stranger && l->user != NULL && (l->ident_tx || l->ident_rx);
     l->assoc_id = 0;
-    l->ident_tx = l->ident_rx = false;
+    ident_tx_forget(l);
+    l->ident_rx = false;
+    bsctp_seq_rx_forget(&l->seq);
     reasm_clear(l);
     streams_reset(l);
     rest_drop(st, l);
@@ -606,6 +667,9 @@ static void on_notification(bsctp_stack_t *st, const uint8_t *buf, size_t len)
             memset(r, 0, sizeof(*r));
         }
         break;
+    case SCTP_SENDER_DRY_EVENT:
+        st->stats.audit_pokes++;   /* only poke_receive asks for it: the poke came through */
+        break;
     default:
         break;   /* SCTP_SHUTDOWN_EVENT: the peer is closing; nothing to do */
     }
@@ -616,8 +680,8 @@ static void reject(bsctp_stack_t *st, bsctp_link_t *l, const char *why)
     bsctp_assoc_abort(st, l, why);
 }
 
-static void on_ident(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, const uint8_t *msg,
-                     size_t len)
+static void on_ident(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, uint16_t sid,
+                     const uint8_t *msg, size_t len)
 {
     bsctp_wire_ident_t id;
     if (len != sizeof(id)) {
@@ -649,10 +713,71 @@ static void on_ident(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, const u
         return;
     }
     l->ident_rx = true;   /* a repeat (one per stream, later) changes nothing */
+    bsctp_seq_rx_restart(&l->seq, sid);   /* the sender numbers the stream afresh after it */
 }
 
-static void on_message(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, const uint8_t *msg,
-                       size_t len)
+/* A message was lost between usrsctp and us: the peer fails (the job ends
+ * with why), and nothing more of it is delivered. */
+static void lost(bsctp_stack_t *st, uint32_t index, const char *why)
+{
+    st->stats.rx_lost++;
+    bsctp_assoc_fail(st, index, why);
+}
+
+/* usrsctp 0.9.5 can leave a message on its read queue while the socket's
+ * byte count says it is empty: every read says EWOULDBLOCK until more
+ * arrives (sctp_sorecvmsg tests the count first). A notification of our
+ * own adds to that count: SENDER_DRY, which usrsctp raises at once when
+ * asked for on an association with nothing left to send. Switched off
+ * again at once; the notification is only counted (audit_pokes). */
+static void poke_receive(bsctp_stack_t *st, bsctp_link_t *l)
+{
+    struct socket *so;
+    uint32_t id;
+    if (!st->style->assoc_socket(st, l, &so, &id)) {
+        return;
+    }
+    struct sctp_event ev = {.se_assoc_id = (sctp_assoc_t) id, .se_type = SCTP_SENDER_DRY_EVENT,
+                            .se_on = 1};
+    if (usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev)) == 0) {
+        ev.se_on = 0;
+        (void) usrsctp_setsockopt(so, IPPROTO_SCTP, SCTP_EVENT, &ev, sizeof(ev));
+    }
+}
+
+/* An idle peer's audit (btl_sctp_seq.h): its last numbers per stream. */
+static void on_audit(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, uint16_t sid,
+                     const uint8_t *msg, size_t len)
+{
+    bsctp_seq_short_t sh;
+    st->stats.audits_rx++;
+    int verdict = sid == 0 && bsctp_seq_ready(&l->seq, st->cfg.streams)
+                      ? bsctp_seq_audit_check(&l->seq, msg + sizeof(bsctp_wire_hdr_t),
+                                              len - sizeof(bsctp_wire_hdr_t), &sh)
+                      : BSCTP_AUDIT_BAD;   /* on stream 0 only: behind that stream's data */
+    if (verdict == BSCTP_AUDIT_BAD) {
+        st->stats.rx_bad++;
+    } else if (verdict == BSCTP_AUDIT_SHORT) {
+        /* Noted: lost if still short at its next audit. */
+        st->stats.audit_shorts++;
+        if (st->cfg.trace_paths) {
+            fprintf(stderr, "btl_sctp %d: peer %u's audit: stream %u has messages up to %u, "
+                    "the peer sent up to %u; reading again\n", (int) getpid(), index, sh.sid,
+                    sh.have, sh.claim);
+        }
+        poke_receive(st, l);
+    } else if (verdict == BSCTP_AUDIT_LOST) {
+        char why[320];
+        snprintf(why, sizeof(why), "sent message %u on SCTP stream %u, which SCTP acknowledged "
+                 "but which never reached the BTL (the last delivered on that stream is %u; "
+                 "lost in usrsctp's receive queue, mode %s; docs/sctp-modes.md, \"Lost "
+                 "messages\")", sh.have + 1u, sh.sid, sh.have, st->mode->name);
+        lost(st, index, why);
+    }
+}
+
+static void on_message(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, uint16_t sid,
+                       const uint8_t *msg, size_t len)
 {
     bsctp_wire_hdr_t h;
     if (len < sizeof(h)) {
@@ -668,13 +793,21 @@ static void on_message(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, const
     memcpy(&h, msg, sizeof(h));
     if (h.version != BSCTP_WIRE_VERSION) {
         st->stats.rx_bad++;
+        if (!l->stranger && l->user != NULL) {
+            /* Our peer on another build: say so rather than hang. */
+            char why[160];
+            snprintf(why, sizeof(why), "speaks btl sctp wire version %u, this process %u: "
+                     "every rank must run the same build of the component",
+                     (unsigned) h.version, (unsigned) BSCTP_WIRE_VERSION);
+            bsctp_assoc_fail(st, index, why);
+        }
         return;
     }
     if (h.kind == BSCTP_WIRE_IDENT) {
-        on_ident(st, index, l, msg, len);
+        on_ident(st, index, l, sid, msg, len);
         return;
     }
-    if (h.kind != BSCTP_WIRE_FRAG) {
+    if (h.kind != BSCTP_WIRE_FRAG && h.kind != BSCTP_WIRE_AUDIT) {
         st->stats.rx_bad++;
         return;
     }
@@ -682,6 +815,35 @@ static void on_message(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, const
         /* Data before identification: not a peer of ours. */
         st->stats.rx_unidentified++;
         reject(st, l, "data before identification");
+        return;
+    }
+    if (l->failed) {
+        return;   /* the job ends over this peer: nothing more from it */
+    }
+    if (h.kind == BSCTP_WIRE_AUDIT) {
+        on_audit(st, index, l, sid, msg, len);
+        return;
+    }
+    if (sid >= st->cfg.streams || !bsctp_seq_ready(&l->seq, st->cfg.streams)) {
+        st->stats.rx_bad++;
+        reject(st, l, sid >= st->cfg.streams ? "a stream we did not grant"
+                                              : "out of memory for the streams' numbers");
+        return;
+    }
+    if (st->cfg.test_drop_msg != 0 && ++st->test_frags == st->cfg.test_drop_msg) {
+        st->stats.test_dropped++;   /* TESTING ONLY: as if usrsctp had lost it */
+        return;
+    }
+    uint32_t seq = ntohl(h.seq);
+    if (!bsctp_seq_rx_check(&l->seq, sid, seq)) {
+        /* SCTP delivers a stream in order: a number out of turn means a
+         * message was lost (or duplicated) between usrsctp and us. */
+        char why[320];
+        snprintf(why, sizeof(why), "sent message %u on SCTP stream %u where message %u was due: "
+                 "a message it sent was lost between usrsctp and the BTL (mode %s; "
+                 "docs/sctp-modes.md, \"Lost messages\")", seq, sid,
+                 bsctp_seq_rx_expected(&l->seq, sid), st->mode->name);
+        lost(st, index, why);
         return;
     }
     st->stats.rx_msgs++;
@@ -747,7 +909,7 @@ void bsctp_assoc_input(bsctp_stack_t *st, uint32_t index, uint32_t assoc_id, uin
     }
     bsctp_reasm_t *r = sid < l->reasm_streams ? &l->reasm[sid] : NULL;
     if ((flags & MSG_EOR) && (r == NULL || r->len == 0)) {
-        on_message(st, index, l, buf, n);   /* whole in one read: the common case */
+        on_message(st, index, l, sid, buf, n);   /* whole in one read: the common case */
         return;
     }
     st->stats.rx_partial++;
@@ -770,7 +932,7 @@ void bsctp_assoc_input(bsctp_stack_t *st, uint32_t index, uint32_t assoc_id, uin
     uint8_t *msg = r->buf;
     size_t len = r->len;
     memset(r, 0, sizeof(*r));
-    on_message(st, index, l, msg, len);
+    on_message(st, index, l, sid, msg, len);
     free(msg);
 }
 
@@ -789,7 +951,7 @@ void bsctp_assoc_notification(bsctp_stack_t *st, int flags, const uint8_t *buf, 
 static void use_association(bsctp_stack_t *st, uint32_t link, uint32_t assoc_id)
 {
     bsctp_link_t *l = &st->links[link];
-    bsctp_assoc_link_fini(st, l);
+    bsctp_assoc_link_fini(st, l);   /* numbering too: afresh on the new association */
     l->assoc_id = assoc_id;
     l->ident_tx = l->ident_rx = false;
 }

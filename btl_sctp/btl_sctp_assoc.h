@@ -38,6 +38,10 @@ int bsctp_assoc_send_on(bsctp_stack_t *st, uint32_t link, uint16_t sid, void *da
  * (0 or -EAGAIN as above); the pieces are not used after the call. */
 int bsctp_assoc_sendv(bsctp_stack_t *st, uint32_t link, uint16_t sid, const struct iovec *iov,
                       int iovcnt);
+/* Send the link's idle audit (btl_sctp_seq.h): its last fragment numbers
+ * per stream, on stream 0. 0, -EAGAIN (nothing to audit, or not now), or
+ * -errno. The caller checked the association holds nothing unacknowledged. */
+int bsctp_assoc_audit(bsctp_stack_t *st, uint32_t link);
 /* Send the ends of messages usrsctp took only part of (after a poll has
  * made room); returns how many links still hold one. */
 uint32_t bsctp_assoc_send_rests(bsctp_stack_t *st);

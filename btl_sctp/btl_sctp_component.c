@@ -85,6 +85,8 @@ static bool bsctp_params_valid(void)
                                  sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_gso", c->gso, 0, 1, err, sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_gro", c->gro, 0, 1, err, sizeof(err)) != 0
+        || ebtl_param_check_range("btl_sctp_test_drop_msg", c->test_drop_msg, 0, INT32_MAX, err,
+                                 sizeof(err)) != 0
         || (c->packet != 0 && c->packet != -1
             && ebtl_param_check_range("btl_sctp_packet", c->packet, 1500, BSCTP_SEG_PACKET_MAX,
                                       err, sizeof(err)) != 0)
@@ -351,6 +353,10 @@ static int bsctp_component_register(void)
             "1: print the counters of each process at finalize (messages, bytes, associations, "
             "usrsctp's retransmissions and checksum errors, the fault layer's); 2: also each "
             "path of a peer going down or up, and why (mode conn with several NICs)"),
+        EBTL_PARAM_INT("test_drop_msg", OPAL_INFO_LVL_9, &k->test_drop_msg, 0,
+            "TESTING ONLY: each process drops the n-th BTL fragment it reads from usrsctp, as "
+            "if usrsctp had lost it, so that tests can check the job then ends with a message "
+            "naming the lost message (docs/sctp-modes.md, \"Lost messages\"); 0: off"),
     };
     static const ebtl_defaults_t defaults = {
         .exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 50,

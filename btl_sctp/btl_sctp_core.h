@@ -40,6 +40,7 @@
 #include "ebtl_ifsel.h"
 #include "btl_sctp_paths.h"
 #include "btl_sctp_segs.h"
+#include "btl_sctp_seq.h"
 #include "btl_sctp_streams.h"
 
 struct bsctp_mode;          /* btl_sctp_mode.h */
@@ -102,6 +103,8 @@ typedef struct bsctp_stack_config {
     bool trace_paths;            /* conn mode: print each path going down or up, and why */
     uint32_t packet;             /* conn mode: largest SCTP packet (0: a frame's; larger ones
                                     go in segments, btl_sctp_segs.h; BSCTP_PACKET_AUTO) */
+    uint64_t test_drop_msg;      /* TESTING ONLY: the receiver drops the n-th fragment it
+                                    reads (1: the first), as if usrsctp had lost it; 0: off */
 } bsctp_stack_config_t;
 
 typedef struct bsctp_stack_stats {
@@ -127,6 +130,14 @@ typedef struct bsctp_stack_stats {
                                                    that ended by time (a loss) */
     uint64_t stall_kicks;                       /* stalls the mode was asked to end (the
                                                    stall watch, btl_sctp_stack.c) */
+    uint64_t rx_lost;                           /* peers failed over a lost message: a number
+                                                   out of order, or an audit's claim missing */
+    uint64_t audits_tx, audits_rx;              /* idle audits sent and read (btl_sctp_seq.h) */
+    uint64_t audit_shorts;                      /* audits that found a stream short (noted;
+                                                   lost if still short at the next) */
+    uint64_t audit_pokes;                       /* receive-queue pokes after a short audit
+                                                   that usrsctp answered (its notification read) */
+    uint64_t test_dropped;                      /* fragments dropped by cfg.test_drop_msg */
 } bsctp_stack_stats_t;
 
 /* One message being put together from the pieces usrsctp reads out. */
@@ -173,6 +184,8 @@ typedef struct bsctp_link {
     /* streams (btl_sctp_assoc.c, btl_sctp_streams.h) */
     uint16_t out_streams;         /* negotiated outbound streams; 0: not known yet (stream 0) */
     uint8_t *ident_sids;          /* bitmap: identification sent on stream i (i > 0) */
+    bsctp_seq_t seq;              /* fragments' numbers per stream, both ways; the idle
+                                     audit (btl_sctp_seq.h) */
     /* style one-to-one (btl_sctp_one2one.c) */
     struct bsctp_o2o_sock *o2o;   /* the socket of the association in use; NULL: none yet */
     bool o2o_await;               /* the peer closed ours for its own: wait for it */
@@ -251,6 +264,8 @@ typedef struct bsctp_stack {
     /* the stall watch (btl_sctp_stack.c) */
     uint64_t watch_ns;            /* the last look */
     uint64_t watch_t3;            /* usrsctp's T3 expiries and retransmissions then */
+    uint64_t audit_ns;            /* the idle audit's last tick (btl_sctp_seq.h) */
+    uint64_t test_frags;          /* fragments read, for cfg.test_drop_msg */
     bsctp_stack_stats_t stats;
     bsctp_streams_stats_t stream_stats;  /* btl_sctp_assoc.c: per stream, what was chosen */
 } bsctp_stack_t;

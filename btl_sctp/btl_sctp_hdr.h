@@ -6,14 +6,19 @@
  * What btl sctp puts inside each SCTP user message. SCTP keeps message
  * boundaries, so there is no length field and no stream parsing: one BTL
  * fragment is one SCTP message, an 8-byte header then ob1's bytes.
- * Network byte order; every field is checked on receipt (docs/wire-protocol.md).
+ * Network byte order; every field is checked on receipt (docs/sctp-modes.md,
+ * "Lost messages").
+ *
+ * Version 2 numbers each fragment per SCTP stream (seq): SCTP delivers a
+ * stream's messages in order (nothing is sent unordered), so a number that
+ * is not the next one means a message was lost between usrsctp and us.
  */
 #ifndef BTL_SCTP_HDR_H
 #define BTL_SCTP_HDR_H
 
 #include <stdint.h>
 
-#define BSCTP_WIRE_VERSION 1
+#define BSCTP_WIRE_VERSION 2
 /* Payload protocol identifier on every DATA chunk, so captures tell our
  * messages apart ("OMPB"); the receiver does not trust it. */
 #define BSCTP_WIRE_PPID 0x4f4d5042u
@@ -21,7 +26,8 @@
 
 enum bsctp_wire_kind {
     BSCTP_WIRE_FRAG = 1,   /* a BTL fragment: ob1's bytes follow */
-    BSCTP_WIRE_IDENT = 2   /* who sends on this association: the first message */
+    BSCTP_WIRE_IDENT = 2,  /* who sends on this association: the first message */
+    BSCTP_WIRE_AUDIT = 3   /* an idle sender's last numbers per stream (stream 0) */
 };
 
 typedef struct bsctp_wire_hdr {
@@ -29,7 +35,9 @@ typedef struct bsctp_wire_hdr {
     uint8_t kind;
     uint8_t tag;          /* ob1's active-message tag (FRAG) */
     uint8_t flags;        /* 0 */
-    uint32_t reserved;    /* 0; keeps ob1's bytes 8-byte aligned */
+    uint32_t seq;         /* FRAG: its number on its stream, 1 after the stream's
+                             identification, then +1 (wraps); else 0. Also keeps
+                             ob1's bytes 8-byte aligned */
 } bsctp_wire_hdr_t;
 
 typedef struct bsctp_wire_ident {
@@ -41,6 +49,15 @@ typedef struct bsctp_wire_ident {
     uint64_t job_key;     /* same for every job one mpirun launched */
 } bsctp_wire_ident_t;
 
+/* AUDIT: the header, then one entry per stream the sender has numbered
+ * fragments on since its identification there (at least one). */
+typedef struct bsctp_wire_audit_entry {
+    uint16_t sid;
+    uint16_t reserved;    /* 0 */
+    uint32_t last;        /* the number of the last fragment sent on sid */
+} bsctp_wire_audit_entry_t;
+
+_Static_assert(sizeof(bsctp_wire_audit_entry_t) == 8, "sctp audit entry is 8 bytes");
 _Static_assert(sizeof(bsctp_wire_hdr_t) == 8, "sctp message header is 8 bytes");
 _Static_assert(sizeof(bsctp_wire_ident_t) == 32, "sctp identification is 32 bytes");
 

@@ -161,6 +161,7 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t
         .gro = c->gro != 0,
         .trace_paths = c->verbose >= 2,
         .packet = c->packet < 0 ? BSCTP_PACKET_AUTO : (uint32_t) c->packet,
+        .test_drop_msg = (uint64_t) c->test_drop_msg,
     };
     static const bsctp_stack_ops_t ops = {on_deliver, on_peer_failed, on_identify};
     char err[512];

@@ -463,6 +463,10 @@ static void sock_notification(bsctp_stack_t *st, bsctp_o2o_sock_t *s, int flags,
             st->rx.notification(st, flags, (const uint8_t *) &nt, sizeof(nt.sn_pdapi_event));
         }
         break;
+    case SCTP_SENDER_DRY_EVENT:
+        /* the answer to the association layer's receive poke (it counts it) */
+        st->rx.notification(st, flags, buf, n);
+        break;
     default:
         break;   /* SCTP_SHUTDOWN_EVENT: the SHUTDOWN_COMP follows */
     }

@@ -149,9 +149,8 @@ bool bsctp_stack_link_stalled(bsctp_link_t *l, uint64_t now_ns, bool have, uint3
     return now_ns - l->watch_since_ns >= stall_ns;
 }
 
-static void watch_stalls(bsctp_stack_t *st)
+static void watch_stalls(bsctp_stack_t *st, uint64_t now)
 {
-    uint64_t now = ebtl_dgram_now_ns();
     if (now - st->watch_ns < WATCH_PERIOD_NS) {
         return;
     }
@@ -188,6 +187,32 @@ static void watch_stalls(bsctp_stack_t *st)
     }
 }
 
+/* --------------------------------------------------------- idle audit */
+
+/* Each link that sent fragments and then went idle audits its numbers
+ * (btl_sctp_seq.h), once its association holds nothing unacknowledged or
+ * queued: then every fragment before the audit is in the peer's stack and
+ * the peer reads them before it. A peer short of a claim at two audits
+ * lost a message (usrsctp 0.9.5 in inet mode: docs/sctp-modes.md). */
+static void audit_links(bsctp_stack_t *st, uint64_t now)
+{
+    if (now - st->audit_ns < BSCTP_AUDIT_TICK_NS) {
+        return;
+    }
+    st->audit_ns = now;
+    for (uint32_t i = 0; i < st->num_links; i++) {
+        bsctp_link_t *l = &st->links[i];
+        uint32_t unacked, queued;
+        if (!l->in_use || l->failed || !bsctp_seq_tick(&l->seq)) {
+            continue;
+        }
+        if (l->rest == NULL && bsctp_assoc_outstanding(st, i, &unacked, &queued) && unacked == 0
+            && queued == 0 && bsctp_assoc_audit(st, i) == 0) {
+            bsctp_seq_audited(&l->seq);
+        }
+    }
+}
+
 /* ------------------------------------------------------------ progress */
 
 int bsctp_stack_poll(bsctp_stack_t *st)
@@ -201,9 +226,11 @@ int bsctp_stack_poll(bsctp_stack_t *st)
         bsctp_assoc_shrink_packets(st);
     }
     st->style->drain(st);
+    uint64_t now = ebtl_dgram_now_ns();
     if (st->mode->watch_stalls) {
-        watch_stalls(st);
+        watch_stalls(st, now);
     }
+    audit_links(st, now);
     int delivered = (int) (st->stats.rx_msgs - before);
     if (n == 0 && delivered == 0 && st->mode->idle != NULL) {
         st->mode->idle(st);

@@ -64,6 +64,16 @@ static const ebtl_counter_t counters[] = {
                     "packets (a lost frame loses a whole larger packet)"},
     {"sacks_withheld", "SACKs without gaps kept from usrsctp during its fast recovery, so that "
                        "the next SACK ends it (usrsctp 0.9.5 stays in recovery otherwise)"},
+    {"rx_lost", "Peers failed over a message lost between usrsctp and the BTL: a fragment "
+                "number out of turn on its stream, or an idle audit's claim still missing"},
+    {"audits_tx", "Idle audits sent: a peer's last fragment numbers per stream, after 0.5 s "
+                  "without sending, with nothing unacknowledged"},
+    {"audits_rx", "Idle audits read from peers"},
+    {"audit_shorts", "Audits that found a stream short of the peer's claim (lost if still short "
+                     "at its next audit)"},
+    {"audit_pokes", "Receive-queue pokes after a short audit (a notification of our own that "
+                    "makes usrsctp look at its read queue again)"},
+    {"test_dropped", "TESTING ONLY: fragments dropped by btl_sctp_test_drop_msg"},
     /* usrsctp's stack */
     {"packets_rx", "SCTP packets taken in by usrsctp"},
     {"data_chunks_tx", "DATA chunks sent"},
@@ -93,7 +103,7 @@ static const ebtl_counter_t counters[] = {
     {"udp_rx_kernel_drops", "Datagrams the kernel dropped because a socket's receive buffer was full (mode conn)"},
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
-#define N_BTL 25   /* tx_msgs .. sacks_withheld */
+#define N_BTL 31   /* tx_msgs .. test_dropped */
 #define N_STACK 18 /* packets_rx .. send_errors */
 
 /* Every counter's value now, in the order of counters[]; 0 without a
@@ -129,7 +139,8 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
         s->rx_unknown_src, s->assoc_unknown, m->stack.num_links, s->path_downs, s->path_ups,
         s->probes_tx, s->probes_rx, s->rx_held, s->rx_hold_expired, s->stall_kicks, s->seg_tx, s->seg_rx,
         m->stack.segs != NULL ? m->stack.segs->lost + m->stack.segs->bad : 0, s->seg_shrinks,
-        s->sacks_withheld,
+        s->sacks_withheld, s->rx_lost, s->audits_tx, s->audits_rx, s->audit_shorts,
+        s->audit_pokes, s->test_dropped,
         u.sctps_inpackets, u.sctps_senddata, u.sctps_recvdata, u.sctps_sendsacks,
         u.sctps_recvsacks, u.sctps_sendretransdata, u.sctps_sendfastretrans, u.sctps_timodata,
         u.sctps_recvdupdata, u.sctps_badsum + s->rx_badsum, u.sctps_hdrops, u.sctps_outoftheblue,
@@ -246,6 +257,19 @@ void mca_btl_sctp_dump_state(int fd)
                     "failed=%d stranger=%d out_streams=%u waiting=%u\n", rank, l, k->vpid,
                     k->assoc_id, (int) k->ident_tx, (int) k->ident_rx, (int) k->failed,
                     (int) k->stranger, k->out_streams, waiting);
+            /* Each used stream's numbers (btl_sctp_seq.h): last sent, last
+             * delivered; a hang shows which message is missing. */
+            const bsctp_seq_t *q = &k->seq;
+            if (q->s != NULL) {
+                dprintf(fd, "btl sctp state rank %u:   link %u numbers (stream:sent/delivered)",
+                        rank, l);
+                for (uint16_t i = 0; i < q->n && i < 1024; i++) {
+                    if (q->s[i].tx_last != 0 || q->s[i].rx_last != 0) {
+                        dprintf(fd, " %u:%u/%u", i, q->s[i].tx_last, q->s[i].rx_last);
+                    }
+                }
+                dprintf(fd, " audits idle_ticks=%u sent=%u\n", q->idle_ticks, q->audits);
+            }
             char usr[256];
             bsctp_assoc_describe(&m->stack, l, usr, sizeof(usr));
             if (usr[0] != '\0') {

@@ -7,7 +7,8 @@
  * the 8-byte message header, the identification message, reassembly of
  * pieces until MSG_EOR per stream (pieces of different streams interleave;
  * the size limit; a stream beyond those granted), and usrsctp's notifications
- * (association changes, partial-delivery aborts), all through the two
+ * (association changes, partial-delivery aborts), fragment numbers per
+ * stream and idle audits (btl_sctp_seq.c), all through the two
  * functions the receive loop calls (bsctp_assoc_input and
  * bsctp_assoc_notification) on a stack with three links: two known peers
  * and one stranger (a UDP source nobody added).
@@ -25,6 +26,7 @@
  * paths' probes, the TSNs of a packet's DATA chunks).
  *
  * Checked besides the sanitizers: a fragment is delivered only to a link
+ * that has not failed, with the next number on its stream, and only to a link
  * that identified itself on its current association, to the endpoint of
  * that link, and never larger than the largest message less the header.
  * No socket is open: a style of no socket stands in (aborts are counted,
@@ -108,7 +110,7 @@ static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data
     bool found = false;
     for (uint32_t i = 0; i < st->num_links; i++) {
         const bsctp_link_t *l = &st->links[i];
-        if (l->user == peer_user && l->ident_rx && !l->stranger) {
+        if (l->user == peer_user && l->ident_rx && !l->stranger && !l->failed) {
             found = true;
         }
     }
@@ -246,7 +248,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     input_t in = {data, size};
     uint8_t msg[MAX_MSG + 64];
     while (in.n > 0) {
-        unsigned op = take8(&in) % 7;
+        unsigned op = take8(&in) % 8;
         uint32_t link = take8(&in) % NLINKS;
         uint32_t assoc = take8(&in) % 5;   /* 0: "none yet" */
         uint16_t stream = (uint16_t) (take8(&in) % (STREAMS + 1));
@@ -298,9 +300,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             feed(&st, link, assoc, stream, msg, len, take8(&in) % 16);
             break;
         }
-        case 2: {   /* a fragment behind a good header */
+        case 2: {   /* a fragment behind a good header, mostly with the next number */
             bsctp_wire_hdr_t h = {.version = BSCTP_WIRE_VERSION, .kind = BSCTP_WIRE_FRAG,
                                  .tag = (uint8_t) take8(&in)};
+            unsigned how = take8(&in);
+            const bsctp_seq_t *q = &links[link].seq;
+            uint32_t next = q->s != NULL && stream < q->n ? bsctp_seq_rx_expected(q, stream) : 1u;
+            h.seq = htonl(how & 1 ? next + (how >> 1) - 64u : next);
             size_t len = take16(&in) % (MAX_MSG + 64 - sizeof(h));
             const uint8_t *p = take(&in, &len);
             memcpy(msg, &h, sizeof(h));
@@ -318,11 +324,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 4:
             assoc_change(&st, &in);
             break;
+        case 7: {   /* an audit: a good header, entries from the input */
+            bsctp_wire_hdr_t h = {.version = BSCTP_WIRE_VERSION, .kind = BSCTP_WIRE_AUDIT};
+            size_t len = take8(&in) % (8 * (STREAMS + 2) + 4);
+            const uint8_t *p = take(&in, &len);
+            memcpy(msg, &h, sizeof(h));
+            memcpy(msg + sizeof(h), p, len);
+            feed(&st, link, assoc, stream, msg, sizeof(h) + len, take8(&in) % 16);
+            break;
+        }
         case 5:
             partial_delivery_aborted(&st, &in);
             break;
-        default:   /* the peer aborted by us, as a bad identification would */
+        default:   /* the peer aborted by us, as a bad identification would; and
+                    * (a shortcut) its link usable again if it had failed */
             bsctp_assoc_abort(&st, &links[link], "fuzz");
+            links[link].failed = false;
             break;
         }
     }

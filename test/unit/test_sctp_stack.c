@@ -9,7 +9,12 @@
  * pieces into a small receive buffer), the send buffer filling and draining, a peer learnt from its identification, that a
  * stack of another job is refused, and (no socket) that pieces of messages
  * on different streams of one association, interleaved as usrsctp reads
- * them out, are put together per stream. The socket tests run in both
+ * them out, are put together per stream. Fragment numbers and idle
+ * audits (btl_sctp_seq.h): a fragment dropped at the receiver (the
+ * test-only cfg.test_drop_msg) ends the link with a message naming the
+ * stream and numbers, by the next fragment's number or, when it was the
+ * last, by the sender's idle audits within 2 s; an idle link without a
+ * loss audits and nothing fails. The socket tests run in both
  * styles (one-to-many, one-to-one); in one-to-one, both sides sending first
  * at once must end with one association and every message once, in order.
  */
@@ -41,6 +46,7 @@ typedef struct side {
     uint32_t expect_seq;
     int bad;
     int failed;
+    char why[512];           /* the last failure's reason */
     int identified;
     bool echo;               /* send every message back */
     uint32_t echo_link;
@@ -105,6 +111,7 @@ static void on_failed(void *ctx, void *peer_user, uint32_t link, const char *why
     (void) peer_user;
     printf("    %s: link %u failed: %s (out errors %llu)\n", s->name, link, why,
            (unsigned long long) s->st.stats.out_errors);
+    snprintf(s->why, sizeof(s->why), "%s", why);
     s->failed++;
 }
 
@@ -126,6 +133,8 @@ static const bsctp_stack_ops_t ops = {on_deliver, on_failed, on_identify};
 
 static ebtl_if_t lo;
 static bool one_to_one;   /* the style the socket tests run in */
+
+static uint64_t drop_msg;   /* the next side opened drops its n-th fragment (0: none) */
 
 static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key,
                            bool crc32c, size_t so_rcvbuf, size_t so_sndbuf)
@@ -158,6 +167,7 @@ static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t 
         .heartbeat_ms = 100,   /* where the mode has heartbeats (inet) */
         .gso = true,
         .gro = true,
+        .test_drop_msg = drop_msg,
     };
     char err[256] = "";
     if (bsctp_stack_open(&s->st, &cfg, &ops, s, err, sizeof(err)) != 0) {
@@ -535,6 +545,219 @@ static void piece(side_t *s, uint16_t sid, const uint8_t *p, size_t n, bool eor)
     bsctp_assoc_input(&s->st, 0, 3, sid, eor ? MSG_EOR : 0, p, n);
 }
 
+/* A fragment's number on its stream, as the sender writes it. */
+static void number(uint8_t *msg, uint32_t seq)
+{
+    uint32_t v = htonl(seq);
+    memcpy(msg + 4, &v, 4);
+}
+
+/* One receiving side without a socket (an abort is only counted), its
+ * peer identified on stream 0 of association 3. */
+static void open_receiver(side_t *s, bsctp_link_t *link, uint16_t streams)
+{
+    memset(s, 0, sizeof(*s));
+    memset(link, 0, sizeof(*link));
+    s->name = "R";
+    s->st.cfg.max_msg = 70000;
+    s->st.cfg.streams = streams;
+    s->st.cfg.jobid = 7;
+    s->st.cfg.job_key = JOB_KEY;
+    s->st.ops = ops;
+    s->st.ctx = s;
+    s->st.mode = &bsctp_mode_conn;
+    s->st.style = &bsctp_style_one_to_many;
+    s->st.rx = bsctp_assoc_rx;
+    s->st.links = link;
+    s->st.num_links = s->st.cap_links = 1;
+    link->in_use = true;
+    link->jobid = 7;
+    link->user = s;
+    bsctp_wire_ident_t id;
+    memset(&id, 0, sizeof(id));
+    id.hdr.version = BSCTP_WIRE_VERSION;
+    id.hdr.kind = BSCTP_WIRE_IDENT;
+    id.magic = htonl(BSCTP_IDENT_MAGIC);
+    id.jobid = htonl(7);
+    id.job_key = ((uint64_t) htonl((uint32_t) JOB_KEY) << 32) | htonl((uint32_t) (JOB_KEY >> 32));
+    piece(s, 0, (const uint8_t *) &id, sizeof(id), true);
+}
+
+/* The receiver's checks, no socket: fragments in turn per stream are
+ * delivered; one out of turn fails the link with a message naming the
+ * stream and both numbers, and nothing more is delivered; an audit finds
+ * a stream complete, short once (noted), and still short (lost); a
+ * malformed audit is dropped and counted; another wire version fails a
+ * known peer. */
+static void numbers_checked_on_receipt(void)
+{
+    side_t s;
+    bsctp_link_t link;
+    open_receiver(&s, &link, 4);
+    CHECK(link.ident_rx);
+    static uint8_t m[5][108];
+    for (uint32_t i = 0; i < 5; i++) {
+        fill(m[i], i, 100);
+    }
+    number(m[0], 1);
+    number(m[1], 1);   /* stream 2 */
+    number(m[2], 2);
+    number(m[3], 4);   /* 3 never came */
+    piece(&s, 1, m[0], sizeof(m[0]), true);
+    piece(&s, 2, m[1], sizeof(m[1]), true);
+    piece(&s, 1, m[2], sizeof(m[2]), true);
+    CHECK(s.received == 3 && s.failed == 0 && s.bad == 0);
+    piece(&s, 1, m[3], sizeof(m[3]), true);
+    CHECK(s.received == 3 && s.failed == 1 && link.failed);
+    CHECK_STR_CONTAINS(s.why, "sent message 4 on SCTP stream 1 where message 3 was due");
+    CHECK(s.st.stats.rx_lost == 1);
+    number(m[4], 2);
+    piece(&s, 2, m[4], sizeof(m[4]), true);   /* in turn, but the peer has failed */
+    CHECK(s.received == 3 && s.failed == 1);
+    bsctp_assoc_link_fini(&s.st, &link);
+
+    /* Audits. */
+    open_receiver(&s, &link, 4);
+    for (uint32_t i = 0; i < 3; i++) {
+        fill(m[i], i, 100);
+        number(m[i], i + 1);
+        piece(&s, 3, m[i], sizeof(m[i]), true);
+    }
+    CHECK(s.received == 3);
+    uint8_t audit[8 + 2 * sizeof(bsctp_wire_audit_entry_t)];
+    bsctp_wire_hdr_t h = {BSCTP_WIRE_VERSION, BSCTP_WIRE_AUDIT, 0, 0, 0};
+    memcpy(audit, &h, sizeof(h));
+    bsctp_wire_audit_entry_t e[2] = {{htons(3), 0, htonl(3)}, {htons(0), 0, htonl(0)}};
+    memcpy(audit + 8, e, 8);
+    piece(&s, 0, audit, 16, true);
+    CHECK(s.st.stats.audits_rx == 1 && s.st.stats.audit_shorts == 0 && s.failed == 0);
+    piece(&s, 1, audit, 16, true);   /* an audit on another stream: dropped */
+    memcpy(audit + 8, e, sizeof(e));   /* stream 0 claimed at 0: fine */
+    piece(&s, 0, audit, 13, true);   /* not whole entries: dropped */
+    CHECK(s.st.stats.rx_bad == 2 && s.failed == 0);
+    e[0].last = htonl(4);   /* one more than came */
+    memcpy(audit + 8, e, 8);
+    piece(&s, 0, audit, 16, true);
+    CHECK(s.st.stats.audit_shorts == 1 && s.failed == 0);
+    piece(&s, 0, audit, 16, true);   /* still short at the next audit: lost */
+    CHECK(s.failed == 1 && s.st.stats.rx_lost == 1);
+    CHECK_STR_CONTAINS(s.why, "sent message 4 on SCTP stream 3, which SCTP acknowledged but "
+                              "which never reached the BTL (the last delivered on that stream "
+                              "is 3");
+    bsctp_assoc_link_fini(&s.st, &link);
+
+    /* A short audit whose claim then arrives: never lost. */
+    open_receiver(&s, &link, 4);
+    fill(m[0], 0, 100);
+    number(m[0], 1);
+    piece(&s, 0, audit, 16, true);   /* stream 3 claimed at 4, none came yet */
+    CHECK(s.st.stats.audit_shorts == 1);
+    for (uint32_t i = 0; i < 4; i++) {
+        fill(m[0], i, 100);
+        number(m[0], i + 1);
+        piece(&s, 3, m[0], sizeof(m[0]), true);
+    }
+    piece(&s, 0, audit, 16, true);
+    CHECK(s.received == 4 && s.failed == 0 && s.st.stats.audit_shorts == 1);
+    /* Another wire version from this peer: it fails, saying so. */
+    fill(m[1], 0, 100);
+    m[1][0] = BSCTP_WIRE_VERSION + 1;
+    piece(&s, 3, m[1], sizeof(m[1]), true);
+    CHECK(s.failed == 1);
+    CHECK_STR_CONTAINS(s.why, "wire version");
+    bsctp_assoc_link_fini(&s.st, &link);
+}
+
+/* Send count fragments of 100 B from a to link l (not ob1's bytes: all on
+ * stream 0), then poll both until b received want, either failed, or the
+ * time is up. */
+static void send_some(side_t *a, side_t *b, int l, uint32_t count, uint64_t want,
+                      uint64_t deadline)
+{
+    uint8_t buf[108];
+    for (uint32_t i = 0; i < count && l >= 0; i++) {
+        fill(buf, i, 100);
+        int rc;
+        while ((rc = bsctp_assoc_send(&a->st, (uint32_t) l, buf, sizeof(buf))) == -EAGAIN
+               && ebtl_dgram_now_ns() < deadline) {
+            poll_both(a, b);
+        }
+        CHECK(rc == 0);
+    }
+    while (b->received < want && ebtl_dgram_now_ns() < deadline && !a->failed && !b->failed) {
+        poll_both(a, b);
+    }
+}
+
+/* The receiver drops its 3rd fragment (cfg.test_drop_msg): the 4th's
+ * number shows it at once; the message names stream and numbers. */
+static void lost_fragment_found_by_number(void)
+{
+    side_t a, b;
+    CHECK(open_side(&a, "A", 5041, 0, JOB_KEY));
+    drop_msg = 3;
+    CHECK(open_side(&b, "B", 5042, 1, JOB_KEY));
+    drop_msg = 0;
+    int l = link_to(&a, &b, 1);
+    CHECK(l >= 0);
+    uint64_t deadline = ebtl_dgram_now_ns() + 10000000000ull;
+    send_some(&a, &b, l, 5, 5, deadline);
+    while (!b.failed && ebtl_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);
+    }
+    CHECK(b.failed == 1 && b.received == 2 && b.st.stats.test_dropped == 1);
+    CHECK(b.st.stats.rx_lost == 1);
+    CHECK_STR_CONTAINS(b.why, "sent message 4 on SCTP stream ");
+    CHECK_STR_CONTAINS(b.why, "where message 3 was due");
+    close_side(&a);
+    close_side(&b);
+}
+
+/* The receiver drops the last fragment the sender sends before going
+ * idle: no later fragment shows it; the sender's idle audits do, within
+ * 2 s (two audits 0.5 s apart after 0.5-0.75 s idle). Without a drop the
+ * idle link audits 3 times and nothing fails. */
+static void lost_fragment_found_by_audit(void)
+{
+    for (int drop = 1; drop >= 0; drop--) {
+        side_t a, b;
+        CHECK(open_side(&a, "A", (uint16_t) (5043 + 2 * drop), 0, JOB_KEY));
+        drop_msg = drop ? 3 : 0;
+        CHECK(open_side(&b, "B", (uint16_t) (5044 + 2 * drop), 1, JOB_KEY));
+        drop_msg = 0;
+        int l = link_to(&a, &b, 1);
+        CHECK(l >= 0);
+        uint64_t t0 = ebtl_dgram_now_ns(), deadline = t0 + 10000000000ull;
+        send_some(&a, &b, l, 3, drop ? 2 : 3, deadline);
+        uint64_t idle = ebtl_dgram_now_ns(), quiet_end = idle + 2500000000ull;
+        while (!b.failed && ebtl_dgram_now_ns() < (drop ? deadline : quiet_end)) {
+            poll_both(&a, &b);
+        }
+        double secs = (double) (ebtl_dgram_now_ns() - idle) / 1e9;
+        printf("    %s, %s: %s after %.2f s idle; audits sent %llu, read %llu, short %llu, "
+               "pokes answered %llu\n", one_to_one ? "one-to-one" : "one-to-many",
+               drop ? "3rd fragment dropped" : "no drop", b.failed ? "failed" : "no failure",
+               secs, (unsigned long long) a.st.stats.audits_tx,
+               (unsigned long long) b.st.stats.audits_rx,
+               (unsigned long long) b.st.stats.audit_shorts,
+               (unsigned long long) b.st.stats.audit_pokes);
+        if (drop) {
+            CHECK(b.failed == 1 && b.received == 2 && b.st.stats.test_dropped == 1);
+            CHECK(secs < 2.0);
+            CHECK(a.st.stats.audits_tx >= 2 && b.st.stats.audit_shorts == 1);
+            CHECK(b.st.stats.audit_pokes == 1);   /* usrsctp answered the poke */
+            CHECK_STR_CONTAINS(b.why, "sent message 3 on SCTP stream ");
+            CHECK_STR_CONTAINS(b.why, "which SCTP acknowledged but which never reached the BTL");
+        } else {
+            CHECK(b.failed == 0 && a.failed == 0 && b.received == 3);
+            CHECK(a.st.stats.audits_tx == BSCTP_AUDITS_MAX);
+            CHECK(b.st.stats.audits_rx == BSCTP_AUDITS_MAX && b.st.stats.audit_shorts == 0);
+        }
+        close_side(&a);
+        close_side(&b);
+    }
+}
+
 /* usrsctp hands out a piece of a message on one stream, then pieces (or
  * whole messages) of other streams, before the rest of the first: every
  * message must still arrive whole. A partial delivery aborted on one stream
@@ -578,6 +801,13 @@ static void pieces_interleave_across_streams(void)
     fill(b, 2, sizeof(b) - 8);
     fill(d, 3, sizeof(d) - 8);
     fill(e, 4, sizeof(e) - 8);
+    /* each stream's numbers: a 1 (stream 1), c 1 (3), b 1 and d 2 (2), e 2
+     * (1: sent again whole after its aborted start, with the same number) */
+    number(a, 1);
+    number(c, 1);
+    number(b, 1);
+    number(d, 2);
+    number(e, 2);
     piece(&s, 1, a, 20000, false);
     piece(&s, 2, b, 10000, false);
     piece(&s, 1, a + 20000, 20000, false);
@@ -910,10 +1140,13 @@ int main(int argc, char **argv)
     RUN(SUITE, other_job_refused);
     RUN(SUITE, both_start_at_once);
     RUN(SUITE, stall_watch_decides);
+    RUN(SUITE, lost_fragment_found_by_number);
+    RUN(SUITE, lost_fragment_found_by_audit);
     if (!TEST_INET) {
         RUN(SUITE, message_in_pieces_and_kept_ends);   /* conn mode only: bsctp_stack_takes_pieces */
         RUN(SUITE, message_larger_than_send_buffer);
         RUN(SUITE, pieces_interleave_across_streams);   /* no socket: the same in both modes */
+        RUN(SUITE, numbers_checked_on_receipt);   /* no socket too */
         RUN(SUITE, crc32c_matches_usrsctp);
         RUN(SUITE, crc32c_checked);   /* our check on our UDP sockets: conn mode */
         RUN(SUITE, kick_is_harmless);   /* conn mode's kick */
@@ -925,6 +1158,8 @@ int main(int argc, char **argv)
         RUN("bsctp_stack one-to-one", message_larger_than_send_buffer);
         RUN("bsctp_stack one-to-one", other_job_refused);
         RUN("bsctp_stack one-to-one", both_send_first);
+        RUN("bsctp_stack one-to-one", lost_fragment_found_by_number);
+        RUN("bsctp_stack one-to-one", lost_fragment_found_by_audit);
     } else {
         RUN(SUITE, no_thread_left);
     }
