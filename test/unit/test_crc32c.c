@@ -20,7 +20,7 @@ extern uint32_t ebtl_crc32c_copy_sse42(uint32_t crc, void *dst, const void *src,
 
 /* Block sizes of ebtl_crc32c.c: the crc32 instruction's interleaved blocks
  * (LONG_BLOCK, SHORT_BLOCK), clmul's loop and its least length. */
-enum { LONG_BLOCK = 8192, SHORT_BLOCK = 256, CLMUL_STRIDE = 256, CLMUL_MIN = 512 };
+enum { LONG_BLOCK = 8192, SHORT_BLOCK = 256, CLMUL_STRIDE = 256, CLMUL_MIN = 128 };
 
 /* Deterministic xorshift64 so that a failure reproduces. */
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
