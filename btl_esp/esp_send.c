@@ -484,30 +484,12 @@ static size_t piece_room(const esp_conn_t *c, uint8_t type)
     return c->max_payload - esp_hdr_space(type);
 }
 
-/* Compact pieces save wire bytes (2.5 % at MTU 1500) but cost the sender
- * CPU (measured: a CPU-bound link at MTU 1500 moved 1.73 GB/s with them,
- * 2.13 without): they go only to a peer none of whose paths delivers
- * this, bytes/s (a link, not the CPU, is then the limit). */
-#define COMPACT_RATE_MAX (500ull * 1000 * 1000)
-
-/* No path to c delivers COMPACT_RATE_MAX (or none is measured yet). */
-static bool link_bound(const esp_conn_t *c)
-{
-    for (unsigned k = 0; k < c->npaths; k++) {
-        if (c->path[k].up && c->path[k].rate_bps >= COMPACT_RATE_MAX) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* A compact piece goes only where it would not hold back an acknowledgement
- * the peer is owed (it has no room for one; in a one-way stream, never),
- * and where the link, not the CPU, is the limit. */
+ * the peer is owed (it has no room for one; in a one-way stream, never). */
 static bool compact_now(const esp_conn_t *c, size_t left)
 {
     return c->compact && left > ESP_HEAD_PAYLOAD && c->ack_sent == c->rcv_nxt && !c->ack_pending
-           && c->rx_ahead == 0 && link_bound(c);
+           && c->rx_ahead == 0;
 }
 
 /* A PUT's first piece defines a slot when one is free: its number, and
@@ -556,6 +538,21 @@ static size_t next_piece(const esp_conn_t *c, const esp_msg_t *m, uint8_t *type)
  * where the link is the limit, and a bounded one.
  */
 #define RELEASE_MAX (256u << 10)
+
+/* Where a path delivers this, bytes/s, the CPU and not the link is the
+ * limit: the copy would cost more than the round trip it saves. */
+#define RELEASE_RATE_MAX (500ull * 1000 * 1000)
+
+/* No path to c delivers RELEASE_RATE_MAX (or none is measured yet). */
+static bool link_bound(const esp_conn_t *c)
+{
+    for (unsigned k = 0; k < c->npaths; k++) {
+        if (c->path[k].up && c->path[k].rate_bps >= RELEASE_RATE_MAX) {
+            return false;
+        }
+    }
+    return true;
+}
 
 static void put_release(esp_conn_t *c, esp_msg_t *m)
 {

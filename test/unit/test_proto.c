@@ -3086,8 +3086,8 @@ static enum sim_verdict count_hook(void *arg, unsigned src, unsigned dst, enum e
 /* Compact pieces: a one-way stream of CHUNKed fragments and PUTs over a
  * 1 Gbit/s link goes in CCHUNKs after each fragment's first piece, and in
  * CPUTs after a PUT's first piece; every byte arrives. With compact off,
- * or toward a peer that does not offer it, none; over a 10 Gbit/s link,
- * only until the path is measured faster than 4 Gbit/s. */
+ * or toward a peer that does not offer it, none; over a 10 Gbit/s link
+ * (where the CPU, not the wire, is the limit) as over 1 Gbit/s. */
 static void compact_stream(void)
 {
     for (int mode = 0; mode < 4; mode++) {   /* on, off here, off at the peer, on at 10 Gbit/s */
@@ -3130,14 +3130,11 @@ static void compact_stream(void)
         CHECK(t.malformed == 0 && t.corrupt == 0 && t.stray == 0 && t.put_rejected == 0);
         CHECK(t.retransmits == 0);
         CHECK(t.compact_tx == n[ESP_T_CCHUNK] + n[ESP_T_CPUT]);
-        if (mode == 0) {
+        if (mode == 0 || mode == 3) {
             CHECK(n[ESP_T_CHUNK] == 4 && n[ESP_T_CCHUNK] >= 4 * 170);
             CHECK(n[ESP_T_PUT] == 4 && n[ESP_T_CPUT] >= 4 * 700);
             /* 1452 payload bytes in a 1472-byte datagram: fewer datagrams */
             CHECK(n[ESP_T_CCHUNK] + n[ESP_T_CHUNK] <= 4 * ((256 << 10) / 1452 + 2));
-        } else if (mode == 3) {
-            CHECK(n[ESP_T_CCHUNK] + n[ESP_T_CPUT] > 0);
-            CHECK(n[ESP_T_PUT] * 2 > n[ESP_T_CPUT]);
         } else {
             CHECK(n[ESP_T_CCHUNK] == 0 && n[ESP_T_CPUT] == 0 && t.compact_tx == 0);
         }
