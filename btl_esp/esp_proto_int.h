@@ -36,6 +36,8 @@ typedef struct esp_seg {
     uint8_t type, tag, flags;      /* ESP_T_*, BTL tag, ESP_F_TXS/TXF */
     uint8_t resent;                /* why it was last sent again: ESP_RESENT_* */
     bool sacked;
+    bool alone;                    /* sent with nothing else in flight: its round trip
+                                      is the path's least, not one behind a queue */
     uint8_t path;                  /* of its latest transmission; ESP_NO_PATH: not out on any */
     uint16_t xmits;
     uint64_t sent_ns;              /* the latest transmission */
@@ -186,6 +188,7 @@ struct esp_conn {
     struct esp_resent *resent_log; /* the latest ESP_RESENT_LOG resends (NULL before any) */
     uint32_t resent_next;
     bool tlp_out;                  /* a tail probe is out, no new data acknowledged since */
+    uint32_t newest_tx;            /* seq of the latest transmission, new or again */
     bool window_stalled, grant_stalled;
 
     /* --- receiving */

@@ -239,10 +239,14 @@ static uint64_t seg_rto(const esp_conn_t *c, unsigned xmits)
     return rto < c->p->cfg.rto_max_ns ? rto : c->p->cfg.rto_max_ns;
 }
 
-/* Which channel a segment travels on: small ones take the priority channel. */
+/* Which channel a segment travels on: small messages take the priority
+ * channel. A large message's pieces all go on the data channel, its short
+ * last one too: on the priority channel that one overtook the others, and
+ * its delivery, in another order than theirs, could not show one of them
+ * lost (rack_detect), which then waited for the timeout. */
 static enum esp_channel seg_channel(const esp_conn_t *c, const esp_seg_t *s)
 {
-    return s->len <= c->p->cfg.tiny ? ESP_CH_PRIO : ESP_CH_DATA;
+    return s->type == ESP_T_FRAG && s->len <= c->p->cfg.tiny ? ESP_CH_PRIO : ESP_CH_DATA;
 }
 
 /*
@@ -255,13 +259,26 @@ static enum esp_channel seg_channel(const esp_conn_t *c, const esp_seg_t *s)
  */
 static uint64_t tail_probe_due(const esp_conn_t *c, const esp_seg_t *s)
 {
-    if (s->xmits != 1 || !(s->flags & ESP_F_TXF) || c->tlp_out || c->srtt_ns == 0
-        || s->seq != c->snd_nxt - 1) {
+    /* The tail: the last segment of a burst, or a segment sent again for
+     * a loss by order with nothing sent since (which nothing would show
+     * lost a second time but the timeout, backed off). */
+    bool tail = s->xmits == 1 ? (s->flags & ESP_F_TXF) && s->seq == c->snd_nxt - 1
+                              : s->xmits == 2 && s->resent == ESP_RESENT_ORDER
+                                    && s->seq == c->newest_tx;
+    if (!tail || c->tlp_out || c->srtt_ns == 0) {
         return UINT64_MAX;
     }
     /* The receiver's delayed ACK waits for its next progress pass, the
-     * hotel's timers for their slot: a granularity more. */
-    return s->sent_ns + 2 * c->srtt_ns + c->p->cfg.ack_delay_ns + RTT_GRANULARITY_NS;
+     * hotel's timers for their slot: a granularity more. And no later than
+     * the timeout (RFC 8985 7.2): a tail whose ACK was lost is then probed,
+     * its copy's duplicate report expected, not taken for a round trip that
+     * outgrew the timeout (which raises the timeout for the next loss). */
+    /* A message sent alone (an allreduce's 8 bytes, say) is answered in
+     * the least round trip, not in one that a stream's queue made. */
+    uint64_t rtt = s->alone && c->min_rtt_ns != 0 ? c->min_rtt_ns : c->srtt_ns;
+    uint64_t probe = s->sent_ns + 2 * rtt + c->p->cfg.ack_delay_ns + RTT_GRANULARITY_NS;
+    uint64_t timeout = s->sent_ns + seg_rto(c, s->xmits);
+    return probe < timeout ? probe : timeout;
 }
 
 /* Remember why s was sent again: its original may well be acknowledged
@@ -313,6 +330,7 @@ static void seg_transmit(esp_conn_t *c, esp_seg_t *s, uint64_t now)
         log_resend(c, s, now);
     }
     esp_transmit(c, s->path, &h, &s->ext, pl, n, seg_channel(c, s));
+    c->newest_tx = s->seq;
     esp_path_t *pa = &c->path[s->path];
     pa->segs_tx++;
     pa->bytes_tx += s->len;
@@ -459,6 +477,7 @@ static void seg_launch(esp_conn_t *c, esp_seg_t *s, unsigned path, uint64_t now)
     if (c->flight == 0 && s->seq == c->snd_una) {
         c->last_progress_ns = now;   /* the peer's answer is awaited from now */
     }
+    s->alone = c->flight == 0 && (s->flags & ESP_F_TXF);
     c->flight += s->len;
     seg_set_path(c, s, path);
     /* Ask for the ACK at once when we will wait for it: the message's
@@ -878,6 +897,7 @@ static void resend_lost(esp_conn_t *c, esp_seg_t *s, int why, uint64_t now)
     esp_hotel_checkout(&p->hotel, &s->room);
     resend_remove(p, s);
     s->resent = (uint8_t) why;
+    s->alone = c->flight == s->len;   /* everything else out is acknowledged or sacked */
     note_resend(c, s);
     if (why == ESP_RESENT_ORDER) {
         p->stats.fast_retransmits++;
@@ -1092,8 +1112,12 @@ static void on_dup_report(esp_conn_t *c, uint32_t seq)
          * per stall: the other segments the same stall timed out were
          * sent again under the old timeout, and raising it again for
          * each compounded it to rto_max (100 ms of silence at the next
-         * loss). */
-        if (resent_at >= c->rto_raised_ns) {
+         * loss). Only when the copy's answer was late too (the peer was
+         * away, and had both when it came back): an answer within a round
+         * trip of the copy means the peer was there and its ACK of the
+         * original was lost, which a longer timeout would only make
+         * costlier (at 1 % loss, it grew to 78 ms in a few such losses). */
+        if (resent_at >= c->rto_raised_ns && p->now - resent_at > c->srtt_ns) {
             rtt_peak_note(c, 2 * c->rto_ns, p->now);
             rto_update(c);
             c->rto_raised_ns = p->now;
@@ -1364,19 +1388,30 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
                       on_resend_queue(p, old) ? ", queued for resend" : "");
         return;
     }
-    /* The reordering allowance of a segment overtaken has passed. */
+    /* The reordering allowance of a segment overtaken has passed. Its
+     * deadline moves later as later segments are delivered (rack_rtt
+     * grows) while the timer stays where it was set: not passed yet, it is
+     * the timer's next expiry (soon), else the retransmit timeout would
+     * take its place. */
     bool reportable = esp_seq_lt(s->seq, reportable_end(c));
-    if (!s->sacked && ack_reported(c, s->seq) && sent_before_rack(c, s, seg_channel(c, s))
-        && rack_deadline(c, s) <= now) {
-        resend_lost(c, s, ESP_RESENT_ORDER, now);
-        return;
+    uint64_t soon = UINT64_MAX;
+    if (!s->sacked && ack_reported(c, s->seq) && sent_before_rack(c, s, seg_channel(c, s))) {
+        soon = rack_deadline(c, s);
+        if (soon <= now) {
+            resend_lost(c, s, ESP_RESENT_ORDER, now);
+            return;
+        }
     }
-    if (!s->sacked && tail_probe_due(c, s) <= now) {
+    uint64_t probe = s->sacked ? UINT64_MAX : tail_probe_due(c, s);
+    if (probe <= now) {
         c->tlp_out = true;
         p->stats.probes++;
         s->resent = ESP_RESENT_PROBE;
         resend_append(p, s);
         return;
+    }
+    if (probe < soon) {
+        soon = probe;
     }
     /* The retransmit timer restarts whenever the peer acknowledges new data
      * (RFC 6298 5.3): a segment behind a deep queue is not lost while the
@@ -1393,11 +1428,11 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
         from = c->path[s->path].dlv_ns;
     }
     if (from + rto > now) {
-        esp_hotel_checkin(&p->hotel, &s->room, from + rto);
+        esp_hotel_checkin(&p->hotel, &s->room, from + rto < soon ? from + rto : soon);
         return;
     }
     if (!reportable || (s->sacked && s->seq != c->snd_una)) {
-        esp_hotel_checkin(&p->hotel, &s->room, now + rto);
+        esp_hotel_checkin(&p->hotel, &s->room, now + rto < soon ? now + rto : soon);
         return;
     }
     if (s->sacked) {
@@ -1417,7 +1452,7 @@ void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now)
      * what is missing. Sending them all again would bring only duplicates
      * and a cut window. */
     if (s->seq != c->snd_una && now - peer_heard_ns(c) >= rto) {
-        esp_hotel_checkin(&p->hotel, &s->room, now + rto);
+        esp_hotel_checkin(&p->hotel, &s->room, now + rto < soon ? now + rto : soon);
         return;
     }
     p->stats.timeouts++;
