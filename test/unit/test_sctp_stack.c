@@ -766,32 +766,7 @@ static void pieces_interleave_across_streams(void)
 {
     side_t s;
     bsctp_link_t link;
-    memset(&s, 0, sizeof(s));
-    memset(&link, 0, sizeof(link));
-    s.name = "R";
-    s.st.cfg.max_msg = 70000;
-    s.st.cfg.streams = 4;
-    s.st.cfg.jobid = 7;
-    s.st.cfg.job_key = JOB_KEY;
-    s.st.ops = ops;
-    s.st.ctx = &s;
-    s.st.mode = &bsctp_mode_conn;
-    s.st.style = &bsctp_style_one_to_many;   /* no socket: an abort is only counted */
-    s.st.rx = bsctp_assoc_rx;
-    s.st.links = &link;
-    s.st.num_links = s.st.cap_links = 1;
-    link.in_use = true;
-    link.jobid = 7;
-    link.user = &s;
-
-    bsctp_wire_ident_t id;
-    memset(&id, 0, sizeof(id));
-    id.hdr.version = BSCTP_WIRE_VERSION;
-    id.hdr.kind = BSCTP_WIRE_IDENT;
-    id.magic = htonl(BSCTP_IDENT_MAGIC);
-    id.jobid = htonl(7);
-    id.job_key = ((uint64_t) htonl((uint32_t) JOB_KEY) << 32) | htonl((uint32_t) (JOB_KEY >> 32));
-    piece(&s, 0, (const uint8_t *) &id, sizeof(id), true);
+    open_receiver(&s, &link, 4);
     CHECK(link.ident_rx);
 
     /* Numbered in the order they complete (on_deliver checks it). */
