@@ -637,13 +637,7 @@ int esp_proto_send(esp_proto_t *p, uint32_t peer, esp_msg_t *msg, uint64_t now)
     msg->segs_out = 0;
     msg->put_slot = 0;
     msg->released = false;
-    msg->next = NULL;
-    if (c->sendq_tail != NULL) {
-        c->sendq_tail->next = msg;
-    } else {
-        c->sendq_head = msg;
-    }
-    c->sendq_tail = msg;
+    esp_msg_append(&c->sendq_head, &c->sendq_tail, msg);
     p->depth++;
     if (c->state == ESP_CLOSED) {
         conn_open(c, now);

@@ -24,6 +24,18 @@
 
 typedef struct esp_conn esp_conn_t;
 
+/* Append m to the list head .. tail (the send queue, the completions). */
+static inline void esp_msg_append(esp_msg_t **head, esp_msg_t **tail, esp_msg_t *m)
+{
+    m->next = NULL;
+    if (*tail != NULL) {
+        (*tail)->next = m;
+    } else {
+        *head = m;
+    }
+    *tail = m;
+}
+
 /* One datagram's worth of a message, from send until acknowledged. */
 typedef struct esp_seg {
     esp_room_t room;               /* the hotel: retransmit timer */

@@ -81,13 +81,7 @@ void esp_seg_free(esp_proto_t *p, esp_seg_t *s)
 /* m's caller may have it back: ops->complete at the next flush. */
 static void msg_done(esp_proto_t *p, esp_msg_t *m)
 {
-    m->next = NULL;
-    if (p->done_tail != NULL) {
-        p->done_tail->next = m;
-    } else {
-        p->done_head = m;
-    }
-    p->done_tail = m;
+    esp_msg_append(&p->done_head, &p->done_tail, m);
 }
 
 static void resend_remove(esp_proto_t *p, esp_seg_t *s)
@@ -194,6 +188,17 @@ static int msg_range(const esp_msg_t *m, size_t off, size_t len, struct iovec *o
     return n;
 }
 
+/* Copy the n pieces of iov to dst, one after the other; their length. */
+static size_t iov_gather(void *dst, const struct iovec *iov, int n)
+{
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        memcpy((uint8_t *) dst + at, iov[i].iov_base, iov[i].iov_len);
+        at += iov[i].iov_len;
+    }
+    return at;
+}
+
 /* ---------------------------------------------------------- transmission */
 
 void esp_transmit(esp_conn_t *c, unsigned path, esp_hdr_t *h, const void *ext,
@@ -218,10 +223,7 @@ void esp_transmit(esp_conn_t *c, unsigned path, esp_hdr_t *h, const void *ext,
     if (h->type == ESP_T_ACK) {
         /* An ACK's payload (SACK blocks) is the caller's, gone when it
          * returns: it goes in the header piece, which transmit copies. */
-        for (int i = 0; i < n; i++) {
-            memcpy(buf + iov[0].iov_len, payload[i].iov_base, payload[i].iov_len);
-            iov[0].iov_len += payload[i].iov_len;
-        }
+        iov[0].iov_len += iov_gather(buf + iov[0].iov_len, payload, n);
         n = 0;
     }
     for (int i = 0; i < n; i++) {
@@ -268,13 +270,13 @@ static uint64_t tail_probe_due(const esp_conn_t *c, const esp_seg_t *s)
     if (!tail || c->tlp_out || c->srtt_ns == 0) {
         return UINT64_MAX;
     }
-    /* The receiver's delayed ACK waits for its next progress pass, the
-     * hotel's timers for their slot: a granularity more. And no later than
-     * the timeout (RFC 8985 7.2): a tail whose ACK was lost is then probed,
-     * its copy's duplicate report expected, not taken for a round trip that
-     * outgrew the timeout (which raises the timeout for the next loss). */
     /* A message sent alone (an allreduce's 8 bytes, say) is answered in
-     * the least round trip, not in one that a stream's queue made. */
+     * the least round trip, not in one that a stream's queue made. The
+     * receiver's delayed ACK waits for its next progress pass, the hotel's
+     * timers for their slot: a granularity more. And no later than the
+     * timeout (RFC 8985 7.2): a tail whose ACK was lost is then probed, its
+     * copy's duplicate report expected, not taken for a round trip that
+     * outgrew the timeout (which raises the timeout for the next loss). */
     uint64_t rtt = s->alone && c->min_rtt_ns != 0 ? c->min_rtt_ns : c->srtt_ns;
     uint64_t probe = s->sent_ns + 2 * rtt + c->p->cfg.ack_delay_ns + RTT_GRANULARITY_NS;
     uint64_t timeout = s->sent_ns + seg_rto(c, s->xmits);
@@ -595,12 +597,7 @@ static void put_release(esp_conn_t *c, esp_msg_t *m)
     }
     uint8_t *copy = (uint8_t *) (k + 1);
     struct iovec pl[ESP_MSG_MAX_IOV];
-    int npl = msg_range(m, lo, copy_len, pl);
-    size_t at = 0;
-    for (int i = 0; i < npl; i++) {
-        memcpy(copy + at, pl[i].iov_base, pl[i].iov_len);
-        at += pl[i].iov_len;
-    }
+    iov_gather(copy, pl, msg_range(m, lo, copy_len, pl));
     *k = *m;
     k->user = NULL;
     k->next = NULL;
@@ -723,11 +720,7 @@ int esp_proto_send_copy(esp_proto_t *p, uint32_t peer, uint8_t tag, const struct
     if (!sring_reserve(c) || (s = seg_alloc(p, true)) == NULL) {
         return -1;
     }
-    size_t off = 0;
-    for (int i = 0; i < iovcnt; i++) {
-        memcpy(s->data + off, iov[i].iov_base, iov[i].iov_len);
-        off += iov[i].iov_len;
-    }
+    iov_gather(s->data, iov, iovcnt);
     s->type = ESP_T_FRAG;
     s->tag = tag;
     s->len = (uint32_t) len;

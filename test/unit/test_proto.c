@@ -244,6 +244,18 @@ static rec_t *rec_new(world_t *w)
     return r;
 }
 
+/* Append r to a stream's list head .. tail. */
+static void rec_append(rec_t **head, rec_t **tail, rec_t *r)
+{
+    r->next = NULL;
+    if (*tail != NULL) {
+        (*tail)->next = r;
+    } else {
+        *head = r;
+    }
+    *tail = r;
+}
+
 static void rec_free(rec_t *r)
 {
     world_t *w = r->w;
@@ -424,13 +436,7 @@ static void op_complete(void *ctx, esp_msg_t *msg)
             r->spoilt = r->buf;
             r->buf = expect;
             r->put_mark = s->puts_completed++;
-            r->next = NULL;
-            if (s->put_tail != NULL) {
-                s->put_tail->next = r;
-            } else {
-                s->put_head = r;
-            }
-            s->put_tail = r;
+            rec_append(&s->put_head, &s->put_tail, r);
             put_later = true;
         }
     } else if (!r->delivered) {
@@ -695,13 +701,7 @@ static rec_t *world_send(world_t *w, unsigned src, unsigned dst, uint8_t kind, s
     if (kind == ESP_MSG_SEND) {
         /* Queued before the call: the delivery may happen inside it. */
         r->put_mark = s->puts_completed;
-        r->next = NULL;
-        if (s->tail != NULL) {
-            s->tail->next = r;
-        } else {
-            s->head = r;
-        }
-        s->tail = r;
+        rec_append(&s->head, &s->tail, r);
         if (copy) {
             uint8_t *tmp = malloc(len ? len : 1);
             memcpy(tmp, r->buf, len);
