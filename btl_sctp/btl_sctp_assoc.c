@@ -14,7 +14,8 @@
  * interleave (fragment interleave level 2): reassembled per link and
  * stream. Every received byte is checked before use. Fragments are
  * numbered per stream and an idle sender audits its numbers, so that a
- * message usrsctp acknowledged but never delivered ends the job with a
+ * message usrsctp acknowledged but never delivered is sent again (mode
+ * inet, from the copies kept of the last few) or ends the job with a
  * message instead of a hang (btl_sctp_seq.h).
  */
 #include "btl_sctp_assoc.h"
@@ -463,6 +464,9 @@ int bsctp_assoc_sendv(bsctp_stack_t *st, uint32_t link, uint16_t sid, const stru
     if (rc == 0) {
         if (numbered) {
             bsctp_seq_tx_sent(&l->seq, sid);
+            if (st->mode->resends) {
+                bsctp_seq_keep(&l->seq, sid, iov, iovcnt);
+            }
         }
         st->stats.tx_msgs++;
         for (int i = 0; i < iovcnt; i++) {
@@ -745,6 +749,66 @@ static void poke_receive(bsctp_stack_t *st, bsctp_link_t *l)
     }
 }
 
+/* After a short audit (mode inet): ask the peer to send again what each
+ * short stream misses (btl_sctp_seq.h, "Resending"), once per claim. */
+static void ask_resends(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l)
+{
+    uint16_t sid;
+    uint32_t first, last;
+    while (bsctp_seq_rx_ask(&l->seq, &sid, &first, &last)) {
+        bsctp_wire_resend_t r = {{BSCTP_WIRE_VERSION, BSCTP_WIRE_RESEND, 0, 0, 0}, htons(sid), 0,
+                                 htonl(first), htonl(last), 0};
+        /* Through the identification: a receiver may not have sent yet. */
+        if (bsctp_assoc_send_on(st, index, 0, &r, sizeof(r)) == 0) {
+            st->stats.resend_asks++;
+        }
+    }
+}
+
+/* A peer's RESEND: send the kept copies of first..last on sid again, each
+ * wrapped (RESENT, its stream in seq) on stream 0, in order, behind the
+ * audit that found them missing. A number no longer kept fails the peer:
+ * its message is lost. */
+static void on_resend(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, const uint8_t *msg,
+                      size_t len)
+{
+    bsctp_wire_resend_t r;
+    if (len != sizeof(r)) {
+        st->stats.rx_bad++;
+        return;
+    }
+    memcpy(&r, msg, sizeof(r));
+    uint16_t sid = ntohs(r.sid);
+    uint32_t first = ntohl(r.first), last = ntohl(r.last);
+    if (sid >= st->cfg.streams || r.reserved != 0 || r.reserved2 != 0
+        || last - first >= BSCTP_KEEP_SLOTS || l->seq.s == NULL
+        || (int32_t) (l->seq.s[sid].tx_last - last) < 0) {   /* beyond what we sent */
+        st->stats.rx_bad++;
+        return;
+    }
+    for (uint32_t seq = first; seq != last + 1u; seq++) {
+        if (bsctp_seq_kept(&l->seq, sid, seq) == NULL) {
+            char why[320];
+            snprintf(why, sizeof(why), "never read message %u we sent on SCTP stream %u, which "
+                     "SCTP acknowledged (lost in usrsctp's receive queue, mode %s), and this "
+                     "process no longer holds a copy to send again (it keeps its last %u "
+                     "fragments of up to %u bytes; docs/sctp-modes.md, \"Lost messages\")",
+                     seq, sid, st->mode->name, BSCTP_KEEP_SLOTS, BSCTP_KEEP_MAX);
+            lost(st, index, why);
+            return;
+        }
+    }
+    for (uint32_t seq = first; seq != last + 1u; seq++) {
+        const bsctp_seq_kept_t *k = bsctp_seq_kept(&l->seq, sid, seq);
+        bsctp_wire_hdr_t h = {BSCTP_WIRE_VERSION, BSCTP_WIRE_RESENT, 0, 0, htonl(sid)};
+        memcpy(k->buf, &h, sizeof(h));   /* the room kept before the copy */
+        if (send_one(st, index, 0, k->buf + BSCTP_KEEP_ROOM - sizeof(h), sizeof(h) + k->len) != 0) {
+            return;   /* the peer's next audit finds it still missing and fails */
+        }
+        st->stats.resent_tx++;
+    }
+}
+
 /* An idle peer's audit (btl_sctp_seq.h): its last numbers per stream. */
 static void on_audit(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, uint16_t sid,
                      const uint8_t *msg, size_t len)
@@ -766,6 +830,9 @@ static void on_audit(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, uint16_
                     sh.have, sh.claim);
         }
         poke_receive(st, l);
+        if (st->mode->resends) {
+            ask_resends(st, index, l);
+        }
     } else if (verdict == BSCTP_AUDIT_LOST) {
         char why[320];
         snprintf(why, sizeof(why), "sent message %u on SCTP stream %u, which SCTP acknowledged "
@@ -807,7 +874,8 @@ static void on_message(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, uint1
         on_ident(st, index, l, sid, msg, len);
         return;
     }
-    if (h.kind != BSCTP_WIRE_FRAG && h.kind != BSCTP_WIRE_AUDIT) {
+    if (h.kind != BSCTP_WIRE_FRAG && h.kind != BSCTP_WIRE_AUDIT && h.kind != BSCTP_WIRE_RESEND
+        && h.kind != BSCTP_WIRE_RESENT) {
         st->stats.rx_bad++;
         return;
     }
@@ -824,17 +892,43 @@ static void on_message(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, uint1
         on_audit(st, index, l, sid, msg, len);
         return;
     }
+    if (h.kind == BSCTP_WIRE_RESEND) {
+        on_resend(st, index, l, msg, len);
+        return;
+    }
+    bool resent = h.kind == BSCTP_WIRE_RESENT;
+    if (resent) {
+        /* One of ours sent again: its own header and bytes follow, its
+         * stream in seq. */
+        uint32_t inner_sid = ntohl(h.seq);
+        if (len < 2 * sizeof(h) || inner_sid >= st->cfg.streams) {
+            st->stats.rx_bad++;
+            return;
+        }
+        sid = (uint16_t) inner_sid;
+        msg += sizeof(h);
+        len -= sizeof(h);
+        memcpy(&h, msg, sizeof(h));
+        if (h.version != BSCTP_WIRE_VERSION || h.kind != BSCTP_WIRE_FRAG) {
+            st->stats.rx_bad++;
+            return;
+        }
+    }
     if (sid >= st->cfg.streams || !bsctp_seq_ready(&l->seq, st->cfg.streams)) {
         st->stats.rx_bad++;
         reject(st, l, sid >= st->cfg.streams ? "a stream we did not grant"
                                               : "out of memory for the streams' numbers");
         return;
     }
-    if (st->cfg.test_drop_msg != 0 && ++st->test_frags == st->cfg.test_drop_msg) {
+    if (!resent && st->cfg.test_drop_msg != 0 && ++st->test_frags == st->cfg.test_drop_msg) {
         st->stats.test_dropped++;   /* TESTING ONLY: as if usrsctp had lost it */
         return;
     }
     uint32_t seq = ntohl(h.seq);
+    if (bsctp_seq_rx_dup(&l->seq, sid, seq)) {
+        st->stats.rx_dups++;   /* asked again, and both the original and its copy came */
+        return;
+    }
     if (!bsctp_seq_rx_check(&l->seq, sid, seq)) {
         /* SCTP delivers a stream in order: a number out of turn means a
          * message was lost (or duplicated) between usrsctp and us. */
@@ -846,6 +940,7 @@ static void on_message(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, uint1
         lost(st, index, why);
         return;
     }
+    st->stats.resent_rx += resent;
     st->stats.rx_msgs++;
     st->stats.rx_bytes += len;
     st->ops.deliver(st->ctx, l->user, h.tag, msg + sizeof(h), len - sizeof(h));

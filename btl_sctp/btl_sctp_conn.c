@@ -1049,6 +1049,7 @@ const bsctp_mode_t bsctp_mode_conn = {
     .threads = false,
     .room_from_input = true,
     .btl_sockets = true,
+    .resends = false,
     .watch_stalls = true,
     .kick = conn_kick,
     .open = conn_open,

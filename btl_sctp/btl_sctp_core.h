@@ -137,6 +137,9 @@ typedef struct bsctp_stack_stats {
                                                    lost if still short at the next) */
     uint64_t audit_pokes;                       /* receive-queue pokes after a short audit
                                                    that usrsctp answered (its notification read) */
+    uint64_t resend_asks;                       /* RESENDs sent: streams asked for again */
+    uint64_t resent_tx, resent_rx;              /* kept fragments sent again; such read */
+    uint64_t rx_dups;                           /* fragments read twice (asked again), dropped */
     uint64_t test_dropped;                      /* fragments dropped by cfg.test_drop_msg */
 } bsctp_stack_stats_t;
 

@@ -12,13 +12,14 @@
  * Version 2 numbers each fragment per SCTP stream (seq): SCTP delivers a
  * stream's messages in order (nothing is sent unordered), so a number that
  * is not the next one means a message was lost between usrsctp and us.
+ * Version 3 adds RESEND and RESENT (btl_sctp_seq.h, "Resending").
  */
 #ifndef BTL_SCTP_HDR_H
 #define BTL_SCTP_HDR_H
 
 #include <stdint.h>
 
-#define BSCTP_WIRE_VERSION 2
+#define BSCTP_WIRE_VERSION 3
 /* Payload protocol identifier on every DATA chunk, so captures tell our
  * messages apart ("OMPB"); the receiver does not trust it. */
 #define BSCTP_WIRE_PPID 0x4f4d5042u
@@ -27,7 +28,10 @@
 enum bsctp_wire_kind {
     BSCTP_WIRE_FRAG = 1,   /* a BTL fragment: ob1's bytes follow */
     BSCTP_WIRE_IDENT = 2,  /* who sends on this association: the first message */
-    BSCTP_WIRE_AUDIT = 3   /* an idle sender's last numbers per stream (stream 0) */
+    BSCTP_WIRE_AUDIT = 3,  /* an idle sender's last numbers per stream (stream 0) */
+    BSCTP_WIRE_RESEND = 4, /* a receiver short of an audit's claim: send these again */
+    BSCTP_WIRE_RESENT = 5  /* one fragment sent again (stream 0): seq holds its stream,
+                              the fragment as first sent follows */
 };
 
 typedef struct bsctp_wire_hdr {
@@ -57,6 +61,17 @@ typedef struct bsctp_wire_audit_entry {
     uint32_t last;        /* the number of the last fragment sent on sid */
 } bsctp_wire_audit_entry_t;
 
+/* RESEND (stream 0): numbers first..last of stream sid, which the
+ * sender's audit claimed and the receiver never read. */
+typedef struct bsctp_wire_resend {
+    bsctp_wire_hdr_t hdr;
+    uint16_t sid;
+    uint16_t reserved;    /* 0 */
+    uint32_t first, last;
+    uint32_t reserved2;   /* 0 */
+} bsctp_wire_resend_t;
+
+_Static_assert(sizeof(bsctp_wire_resend_t) == 24, "sctp resend request is 24 bytes");
 _Static_assert(sizeof(bsctp_wire_audit_entry_t) == 8, "sctp audit entry is 8 bytes");
 _Static_assert(sizeof(bsctp_wire_hdr_t) == 8, "sctp message header is 8 bytes");
 _Static_assert(sizeof(bsctp_wire_ident_t) == 32, "sctp identification is 32 bytes");

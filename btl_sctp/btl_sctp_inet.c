@@ -541,6 +541,7 @@ const bsctp_mode_t bsctp_mode_inet = {
     .threads = true,
     .room_from_input = false,
     .btl_sockets = false,
+    .resends = true,
     .watch_stalls = true,
     .open = inet_open,
     .close = inet_close,

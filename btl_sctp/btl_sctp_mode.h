@@ -29,6 +29,9 @@ typedef struct bsctp_mode {
     bool room_from_input;    /* send-buffer room comes only from input a poll feeds */
     bool btl_sockets;        /* the UDP sockets are the BTL's (st->socks): the
                                 test-only fault layer can sit on them */
+    bool resends;            /* usrsctp's threads race our reads and once lost a message
+                                in its receive queue: keep the last fragments sent, to
+                                send again one the peer never read (btl_sctp_seq.h) */
     bool watch_stalls;       /* usrsctp may lose a retransmission timer: watch for it
                                 (btl_sctp_stack.c) */
 

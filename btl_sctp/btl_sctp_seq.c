@@ -25,8 +25,67 @@ bool bsctp_seq_ready(bsctp_seq_t *q, uint16_t n)
 
 void bsctp_seq_free(bsctp_seq_t *q)
 {
+    for (unsigned i = 0; q->kept != NULL && i < BSCTP_KEEP_SLOTS; i++) {
+        free(q->kept[i].buf);
+    }
+    free(q->kept);
     free(q->s);
     memset(q, 0, sizeof(*q));
+}
+
+void bsctp_seq_tx_restart(bsctp_seq_t *q, uint16_t sid)
+{
+    if (q->s == NULL || sid >= q->n) {
+        return;
+    }
+    q->s[sid].tx_last = 0;
+    for (unsigned i = 0; q->kept != NULL && i < BSCTP_KEEP_SLOTS; i++) {
+        if (q->kept[i].sid == sid) {
+            q->kept[i].used = false;
+        }
+    }
+}
+
+void bsctp_seq_keep(bsctp_seq_t *q, uint16_t sid, const struct iovec *iov, int iovcnt)
+{
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        len += iov[i].iov_len;
+    }
+    if (len > BSCTP_KEEP_MAX
+        || (q->kept == NULL && (q->kept = calloc(BSCTP_KEEP_SLOTS, sizeof(*q->kept))) == NULL)) {
+        return;
+    }
+    bsctp_seq_kept_t *k = &q->kept[q->kept_next];
+    k->used = false;   /* until its copy is whole */
+    if (k->cap < BSCTP_KEEP_ROOM + len) {
+        uint8_t *b = realloc(k->buf, BSCTP_KEEP_ROOM + len);
+        if (b == NULL) {
+            return;
+        }
+        k->buf = b;
+        k->cap = BSCTP_KEEP_ROOM + len;
+    }
+    size_t off = BSCTP_KEEP_ROOM;
+    for (int i = 0; i < iovcnt; i++) {
+        memcpy(k->buf + off, iov[i].iov_base, iov[i].iov_len);
+        off += iov[i].iov_len;
+    }
+    k->len = len;
+    k->sid = sid;
+    k->seq = q->s[sid].tx_last;
+    k->used = true;
+    q->kept_next = (uint8_t) ((q->kept_next + 1u) % BSCTP_KEEP_SLOTS);
+}
+
+const bsctp_seq_kept_t *bsctp_seq_kept(const bsctp_seq_t *q, uint16_t sid, uint32_t seq)
+{
+    for (unsigned i = 0; q->kept != NULL && i < BSCTP_KEEP_SLOTS; i++) {
+        if (q->kept[i].used && q->kept[i].sid == sid && q->kept[i].seq == seq) {
+            return &q->kept[i];
+        }
+    }
+    return NULL;
 }
 
 bool bsctp_seq_tick(bsctp_seq_t *q)
@@ -73,6 +132,27 @@ size_t bsctp_seq_audit_entries(const bsctp_seq_t *q, uint8_t *buf, size_t cap)
 static bool seq_before(uint32_t a, uint32_t b)
 {
     return (int32_t) (a - b) < 0;
+}
+
+bool bsctp_seq_rx_dup(const bsctp_seq_t *q, uint16_t sid, uint32_t seq)
+{
+    const bsctp_seq_stream_t *s = &q->s[sid];
+    return s->rx_asked != 0 && !seq_before(s->rx_last, seq) && !seq_before(s->rx_asked, seq);
+}
+
+bool bsctp_seq_rx_ask(bsctp_seq_t *q, uint16_t *sid, uint32_t *first, uint32_t *last)
+{
+    for (uint16_t i = 0; q->s != NULL && i < q->n; i++) {
+        bsctp_seq_stream_t *s = &q->s[i];
+        if (s->rx_claim != 0 && seq_before(s->rx_last, s->rx_claim) && s->rx_asked != s->rx_claim) {
+            s->rx_asked = s->rx_claim;
+            *sid = i;
+            *first = s->rx_last + 1u;
+            *last = s->rx_claim;
+            return true;
+        }
+    }
+    return false;
 }
 
 int bsctp_seq_audit_check(bsctp_seq_t *q, const uint8_t *entries, size_t len,

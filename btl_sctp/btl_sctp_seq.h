@@ -23,6 +23,16 @@
  * stack, so the peer reads it before the audit. A stream short of its
  * claim is only noted; still short of that claim at a later audit, the
  * message is lost. Up to BSCTP_AUDITS_MAX audits per idle spell.
+ *
+ * Resending (modes whose usrsctp threads race our reads: inet): the
+ * sender keeps copies of its last BSCTP_KEEP_SLOTS numbered fragments of
+ * up to BSCTP_KEEP_MAX bytes. A receiver whose audit found a stream short
+ * asks once for the missing numbers (RESEND); the sender sends the kept
+ * copies again (on stream 0, wrapped, behind the audit that found them
+ * missing), or fails the peer if it no longer holds one. A message the
+ * receiver then reads twice (the original surfaced late) is dropped by its
+ * number. So the loss seen in usrsctp 0.9.5 (one small message, the last
+ * before the sender waited) costs a stall of about 0.5 s, not the job.
  * Pure functions: no socket, no clock (test/unit/test_sctp_seq.c).
  */
 #ifndef BTL_SCTP_SEQ_H
@@ -31,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 /* The audit's clock: the stack calls bsctp_seq_tick on every link this
  * often. A link idle for 3 ticks (0.5-0.75 s) audits, again 2 ticks later,
@@ -39,12 +50,31 @@
 #define BSCTP_AUDIT_IDLE_TICKS 3u
 #define BSCTP_AUDIT_EVERY_TICKS 2u
 #define BSCTP_AUDITS_MAX 3u
+/* Fragments kept for resending, per link, and the largest kept: every
+ * fragment at the default btl_sctp_max_send_size (128 KiB). At most 1 MiB
+ * per peer, and only toward peers sent that much; the copy costs little
+ * beside inet mode's 150 MB/s. */
+#define BSCTP_KEEP_SLOTS 8u
+#define BSCTP_KEEP_MAX (128u * 1024u + 64u)
+/* Bytes before each kept copy, for the resend wrapper's header. */
+#define BSCTP_KEEP_ROOM 8u
 
 typedef struct bsctp_seq_stream {
     uint32_t tx_last;     /* the number of the last fragment sent on it */
     uint32_t rx_last;     /* ... and of the last one delivered from it */
     uint32_t rx_claim;    /* an audit's last number it was short of; 0: none */
+    uint32_t rx_asked;    /* the last number asked for again (RESEND); 0: none */
 } bsctp_seq_stream_t;
+
+/* A fragment kept for resending: BSCTP_KEEP_ROOM free bytes, then its
+ * len bytes as sent (header and payload). */
+typedef struct bsctp_seq_kept {
+    uint8_t *buf;
+    size_t len, cap;
+    uint32_t seq;
+    uint16_t sid;
+    bool used;
+} bsctp_seq_kept_t;
 
 typedef struct bsctp_seq {
     bsctp_seq_stream_t *s;   /* n streams; NULL until first used */
@@ -55,6 +85,8 @@ typedef struct bsctp_seq {
     uint16_t audit_tick;     /* idle_ticks when the last audit went */
     uint32_t tx_total;       /* fragments sent (wraps): tells idle from busy */
     uint32_t idle_mark;      /* tx_total at the last tick */
+    bsctp_seq_kept_t *kept;  /* BSCTP_KEEP_SLOTS, on the first bsctp_seq_keep */
+    uint8_t kept_next;       /* the slot the next kept fragment takes */
 } bsctp_seq_t;
 
 /* What an audit found on one stream. */
@@ -86,17 +118,13 @@ static inline void bsctp_seq_tx_sent(bsctp_seq_t *q, uint16_t sid)
     q->tx_total++;
     q->tx_any = true;
 }
-/* The identification went (came) on sid: its numbering starts over. */
-static inline void bsctp_seq_tx_restart(bsctp_seq_t *q, uint16_t sid)
-{
-    if (q->s != NULL && sid < q->n) {
-        q->s[sid].tx_last = 0;
-    }
-}
+/* The identification went (came) on sid: its numbering starts over (and
+ * the copies kept of its old numbers go). */
+void bsctp_seq_tx_restart(bsctp_seq_t *q, uint16_t sid);
 static inline void bsctp_seq_rx_restart(bsctp_seq_t *q, uint16_t sid)
 {
     if (q->s != NULL && sid < q->n) {
-        q->s[sid].rx_last = q->s[sid].rx_claim = 0;
+        q->s[sid].rx_last = q->s[sid].rx_claim = q->s[sid].rx_asked = 0;
     }
 }
 /* The identification state of streams first.. was forgotten (a new or
@@ -104,14 +132,14 @@ static inline void bsctp_seq_rx_restart(bsctp_seq_t *q, uint16_t sid)
 static inline void bsctp_seq_tx_forget(bsctp_seq_t *q, uint16_t first)
 {
     for (uint16_t i = first; q->s != NULL && i < q->n; i++) {
-        q->s[i].tx_last = 0;
+        bsctp_seq_tx_restart(q, i);
     }
 }
 /* The peer's identification is forgotten on every stream. */
 static inline void bsctp_seq_rx_forget(bsctp_seq_t *q)
 {
     for (uint16_t i = 0; q->s != NULL && i < q->n; i++) {
-        q->s[i].rx_last = q->s[i].rx_claim = 0;
+        bsctp_seq_rx_restart(q, i);
     }
 }
 /* Receiving (sid < n, table ready): true and counted when seq is the next
@@ -128,6 +156,20 @@ static inline uint32_t bsctp_seq_rx_expected(const bsctp_seq_t *q, uint16_t sid)
 {
     return q->s[sid].rx_last + 1u;
 }
+/* A number already delivered on sid, read again because we asked for it
+ * (the original or its copy came second): drop it. */
+bool bsctp_seq_rx_dup(const bsctp_seq_t *q, uint16_t sid, uint32_t seq);
+
+/* Resending. The sender keeps the fragment it just numbered on sid (after
+ * bsctp_seq_tx_sent; its iovcnt pieces, header first); one too large or
+ * without memory is simply not kept. */
+void bsctp_seq_keep(bsctp_seq_t *q, uint16_t sid, const struct iovec *iov, int iovcnt);
+/* The kept copy of number seq on sid, or NULL. */
+const bsctp_seq_kept_t *bsctp_seq_kept(const bsctp_seq_t *q, uint16_t sid, uint32_t seq);
+/* The receiver, after an audit found streams short: the next stream to ask
+ * again for, with its missing numbers first..last (each stream once per
+ * claim); false when none is left. */
+bool bsctp_seq_rx_ask(bsctp_seq_t *q, uint16_t *sid, uint32_t *first, uint32_t *last);
 
 /* Once per BSCTP_AUDIT_TICK_NS: true when the link has been idle long
  * enough for an audit (the caller checks the association holds nothing

@@ -73,6 +73,12 @@ static const ebtl_counter_t counters[] = {
                      "at its next audit)"},
     {"audit_pokes", "Receive-queue pokes after a short audit (a notification of our own that "
                     "makes usrsctp look at its read queue again)"},
+    {"resend_asks", "Mode inet: a stream still short after the poke, asked for again from the "
+                    "peer (RESEND)"},
+    {"resent_tx", "Mode inet: fragments a peer never read, sent again from the copies kept of "
+                  "the last few"},
+    {"resent_rx", "Mode inet: such fragments read"},
+    {"rx_dups", "Fragments read twice (the original came after its copy sent again), dropped"},
     {"test_dropped", "TESTING ONLY: fragments dropped by btl_sctp_test_drop_msg"},
     /* usrsctp's stack */
     {"packets_rx", "SCTP packets taken in by usrsctp"},
@@ -140,7 +146,7 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
         s->probes_tx, s->probes_rx, s->rx_held, s->rx_hold_expired, s->stall_kicks, s->seg_tx, s->seg_rx,
         m->stack.segs != NULL ? m->stack.segs->lost + m->stack.segs->bad : 0, s->seg_shrinks,
         s->sacks_withheld, s->rx_lost, s->audits_tx, s->audits_rx, s->audit_shorts,
-        s->audit_pokes, s->test_dropped,
+        s->audit_pokes, s->resend_asks, s->resent_tx, s->resent_rx, s->rx_dups, s->test_dropped,
         u.sctps_inpackets, u.sctps_senddata, u.sctps_recvdata, u.sctps_sendsacks,
         u.sctps_recvsacks, u.sctps_sendretransdata, u.sctps_sendfastretrans, u.sctps_timodata,
         u.sctps_recvdupdata, u.sctps_badsum + s->rx_badsum, u.sctps_hdrops, u.sctps_outoftheblue,

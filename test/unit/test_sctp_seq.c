@@ -6,7 +6,9 @@
  * without sockets or a clock: numbering per stream and its restarts, the
  * receiver's check, when an idle sender audits, the audit's entries, and
  * the receiver's verdicts (complete, short once, still short: lost; a
- * claim overtaken; malformed audits change nothing). */
+ * claim overtaken; malformed audits change nothing), and resending: the
+ * copies the sender keeps, what the receiver asks for again, and the
+ * duplicates it then drops. */
 #include <arpa/inet.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -200,6 +202,88 @@ static void audit_verdicts(void)
     bsctp_seq_free(&rx);
 }
 
+/* Send one numbered fragment of len bytes (first byte: its number) on sid
+ * and keep it. */
+static uint32_t send_kept(bsctp_seq_t *tx, uint16_t sid, size_t len, uint8_t *buf)
+{
+    uint32_t seq = bsctp_seq_tx_next(tx, sid);
+    bsctp_seq_tx_sent(tx, sid);
+    memset(buf, 0, len);
+    buf[0] = (uint8_t) seq;
+    struct iovec iov[2] = {{buf, 1}, {buf + 1, len - 1}};   /* in two pieces */
+    bsctp_seq_keep(tx, sid, iov, 2);
+    return seq;
+}
+
+static void kept_copies(void)
+{
+    static uint8_t big[BSCTP_KEEP_MAX + 1];
+    uint8_t buf[100];
+    bsctp_seq_t tx = {0};
+    CHECK(bsctp_seq_ready(&tx, 4));
+    CHECK(bsctp_seq_kept(&tx, 1, 1) == NULL);   /* nothing kept yet */
+    CHECK(send_kept(&tx, 1, 40, buf) == 1 && send_kept(&tx, 2, 60, buf) == 1);
+    const bsctp_seq_kept_t *k = bsctp_seq_kept(&tx, 1, 1);
+    CHECK(k != NULL && k->len == 40 && k->buf[BSCTP_KEEP_ROOM] == 1
+          && k->cap >= BSCTP_KEEP_ROOM + 40);
+    k = bsctp_seq_kept(&tx, 2, 1);
+    CHECK(k != NULL && k->len == 60);
+    CHECK(bsctp_seq_kept(&tx, 1, 2) == NULL && bsctp_seq_kept(&tx, 3, 1) == NULL);
+    /* The oldest goes once BSCTP_KEEP_SLOTS more were kept. */
+    for (unsigned i = 0; i < BSCTP_KEEP_SLOTS - 1; i++) {
+        send_kept(&tx, 3, 10 + i, buf);
+    }
+    CHECK(bsctp_seq_kept(&tx, 1, 1) == NULL && bsctp_seq_kept(&tx, 2, 1) != NULL);
+    CHECK(bsctp_seq_kept(&tx, 3, BSCTP_KEEP_SLOTS - 1) != NULL);
+    /* Too large to keep: not kept (its slot keeps nothing stale). */
+    uint32_t seq = send_kept(&tx, 2, sizeof(big), big);
+    CHECK(seq == 2 && bsctp_seq_kept(&tx, 2, 2) == NULL);
+    CHECK(send_kept(&tx, 2, BSCTP_KEEP_MAX, big) == 3 && bsctp_seq_kept(&tx, 2, 3) != NULL);
+    /* A stream numbered afresh drops its copies: its numbers mean new
+     * fragments now. */
+    bsctp_seq_tx_restart(&tx, 3);
+    CHECK(bsctp_seq_kept(&tx, 3, BSCTP_KEEP_SLOTS - 1) == NULL);
+    CHECK(bsctp_seq_kept(&tx, 2, 3) != NULL);
+    bsctp_seq_tx_forget(&tx, 0);
+    CHECK(bsctp_seq_kept(&tx, 2, 3) == NULL);
+    bsctp_seq_free(&tx);
+    CHECK(tx.kept == NULL && tx.s == NULL);
+}
+
+static void asked_again(void)
+{
+    bsctp_seq_t rx = {0};
+    bsctp_seq_short_t sh;
+    uint8_t a[16];
+    uint16_t sid;
+    uint32_t first, last;
+    CHECK(bsctp_seq_ready(&rx, 4));
+    CHECK(!bsctp_seq_rx_ask(&rx, &sid, &first, &last));   /* no claim: nothing */
+    CHECK(bsctp_seq_rx_check(&rx, 1, 1));
+    /* Streams 1 and 2 short: each asked once, for what it misses. */
+    entry(a, 0, 1, 3);
+    entry(a, 1, 2, 2);
+    CHECK(bsctp_seq_audit_check(&rx, a, 16, &sh) == BSCTP_AUDIT_SHORT);
+    CHECK(bsctp_seq_rx_ask(&rx, &sid, &first, &last) && sid == 1 && first == 2 && last == 3);
+    CHECK(bsctp_seq_rx_ask(&rx, &sid, &first, &last) && sid == 2 && first == 1 && last == 2);
+    CHECK(!bsctp_seq_rx_ask(&rx, &sid, &first, &last));
+    /* Nothing read twice yet; the copies come: in turn, then the
+     * originals surface late and are duplicates. */
+    CHECK(!bsctp_seq_rx_dup(&rx, 1, 2));
+    CHECK(bsctp_seq_rx_check(&rx, 1, 2) && bsctp_seq_rx_check(&rx, 1, 3));
+    CHECK(bsctp_seq_rx_dup(&rx, 1, 2) && bsctp_seq_rx_dup(&rx, 1, 3));
+    CHECK(bsctp_seq_rx_dup(&rx, 1, 1));   /* also before what was asked: read already */
+    CHECK(!bsctp_seq_rx_dup(&rx, 1, 4));  /* the next one is new */
+    CHECK(!bsctp_seq_rx_dup(&rx, 3, 1));  /* a stream never asked for: no duplicates */
+    /* The same claim again: not asked twice; a later audit meets it. */
+    CHECK(bsctp_seq_audit_check(&rx, a, 8, &sh) == BSCTP_AUDIT_OK);
+    CHECK(!bsctp_seq_rx_ask(&rx, &sid, &first, &last));
+    /* A new identification forgets what was asked. */
+    bsctp_seq_rx_restart(&rx, 1);
+    CHECK(!bsctp_seq_rx_dup(&rx, 1, 1) && bsctp_seq_rx_check(&rx, 1, 1));
+    bsctp_seq_free(&rx);
+}
+
 int main(int argc, char **argv)
 {
     unit_init(argc, argv);
@@ -207,5 +291,7 @@ int main(int argc, char **argv)
     RUN("bsctp_seq", idle_sender_audits);
     RUN("bsctp_seq", audit_entries);
     RUN("bsctp_seq", audit_verdicts);
+    RUN("bsctp_seq", kept_copies);
+    RUN("bsctp_seq", asked_again);
     return UNIT_RESULT();
 }

@@ -714,12 +714,19 @@ static void lost_fragment_found_by_number(void)
 }
 
 /* The receiver drops the last fragment the sender sends before going
- * idle: no later fragment shows it; the sender's idle audits do, within
- * 2 s (two audits 0.5 s apart after 0.5-0.75 s idle). Without a drop the
- * idle link audits 3 times and nothing fails. */
+ * idle: no later fragment shows it; the sender's idle audits do (two
+ * audits 0.5 s apart after 0.5-0.75 s idle). Mode conn: the job fails
+ * within 2 s. Mode inet (usrsctp's threads once lost such a message):
+ * the first short audit asks for it again and the sender's kept copy
+ * arrives; one too large to keep fails the peer on the sender's side.
+ * Without a drop the idle link audits 3 times and nothing fails. */
 static void lost_fragment_found_by_audit(void)
 {
-    for (int drop = 1; drop >= 0; drop--) {
+    static uint8_t big[BSCTP_KEEP_MAX + 8];
+    for (int drop = 2; drop >= 0; drop--) {
+        if (drop == 2 && !TEST_INET) {
+            continue;   /* nothing is kept in mode conn */
+        }
         side_t a, b;
         CHECK(open_side(&a, "A", (uint16_t) (5043 + 2 * drop), 0, JOB_KEY));
         drop_msg = drop ? 3 : 0;
@@ -728,24 +735,52 @@ static void lost_fragment_found_by_audit(void)
         int l = link_to(&a, &b, 1);
         CHECK(l >= 0);
         uint64_t t0 = ebtl_dgram_now_ns(), deadline = t0 + 10000000000ull;
-        send_some(&a, &b, l, 3, drop ? 2 : 3, deadline);
+        if (drop == 2) {   /* the 3rd too large to keep */
+            send_some(&a, &b, l, 2, 2, deadline);
+            fill(big, 2, sizeof(big) - 8);
+            int rc;
+            while ((rc = bsctp_assoc_send(&a.st, (uint32_t) l, big, sizeof(big))) == -EAGAIN
+                   && ebtl_dgram_now_ns() < deadline) {
+                poll_both(&a, &b);
+            }
+            CHECK(rc == 0);
+        } else {
+            send_some(&a, &b, l, 3, drop ? 2 : 3, deadline);
+        }
         uint64_t idle = ebtl_dgram_now_ns(), quiet_end = idle + 2500000000ull;
-        while (!b.failed && ebtl_dgram_now_ns() < (drop ? deadline : quiet_end)) {
+        bool recovers = drop == 1 && TEST_INET;
+        while (!b.failed && !a.failed && ebtl_dgram_now_ns() < (drop && !recovers ? deadline : quiet_end)) {
             poll_both(&a, &b);
         }
         double secs = (double) (ebtl_dgram_now_ns() - idle) / 1e9;
         printf("    %s, %s: %s after %.2f s idle; audits sent %llu, read %llu, short %llu, "
-               "pokes answered %llu\n", one_to_one ? "one-to-one" : "one-to-many",
-               drop ? "3rd fragment dropped" : "no drop", b.failed ? "failed" : "no failure",
+               "pokes answered %llu, asked again %llu, sent again %llu, read again %llu\n",
+               one_to_one ? "one-to-one" : "one-to-many",
+               drop == 2 ? "3rd (large) dropped" : drop ? "3rd fragment dropped" : "no drop",
+               b.failed ? "receiver failed" : a.failed ? "sender failed" : "no failure",
                secs, (unsigned long long) a.st.stats.audits_tx,
                (unsigned long long) b.st.stats.audits_rx,
                (unsigned long long) b.st.stats.audit_shorts,
-               (unsigned long long) b.st.stats.audit_pokes);
-        if (drop) {
+               (unsigned long long) b.st.stats.audit_pokes,
+               (unsigned long long) b.st.stats.resend_asks,
+               (unsigned long long) a.st.stats.resent_tx,
+               (unsigned long long) b.st.stats.resent_rx);
+        if (drop == 2) {
+            CHECK(a.failed == 1 && b.received == 2 && b.st.stats.test_dropped == 1);
+            CHECK(secs < 2.0 && b.st.stats.resend_asks == 1 && a.st.stats.resent_tx == 0);
+            CHECK_STR_CONTAINS(a.why, "never read message 3 we sent on SCTP stream ");
+            CHECK_STR_CONTAINS(a.why, "no longer holds a copy");
+        } else if (recovers) {
+            CHECK(b.failed == 0 && a.failed == 0 && b.received == 3);
+            CHECK(b.st.stats.test_dropped == 1 && b.st.stats.audit_shorts == 1);
+            CHECK(b.st.stats.resend_asks == 1 && a.st.stats.resent_tx == 1);
+            CHECK(b.st.stats.resent_rx == 1 && b.st.stats.rx_dups == 0);
+        } else if (drop) {
             CHECK(b.failed == 1 && b.received == 2 && b.st.stats.test_dropped == 1);
             CHECK(secs < 2.0);
             CHECK(a.st.stats.audits_tx >= 2 && b.st.stats.audit_shorts == 1);
             CHECK(b.st.stats.audit_pokes == 1);   /* usrsctp answered the poke */
+            CHECK(b.st.stats.resend_asks == 0);   /* mode conn keeps nothing */
             CHECK_STR_CONTAINS(b.why, "sent message 3 on SCTP stream ");
             CHECK_STR_CONTAINS(b.why, "which SCTP acknowledged but which never reached the BTL");
         } else {
