@@ -825,9 +825,11 @@ static void on_audit(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, uint16_
         /* Noted: lost if still short at its next audit. */
         st->stats.audit_shorts++;
         if (st->cfg.trace_paths) {
+            char usr[400];   /* where usrsctp may hold it (rx_held: behind a gap) */
+            bsctp_assoc_describe(st, index, usr, sizeof(usr));
             fprintf(stderr, "btl_sctp %d: peer %u's audit: stream %u has messages up to %u, "
-                    "the peer sent up to %u; reading again\n", (int) getpid(), index, sh.sid,
-                    sh.have, sh.claim);
+                    "the peer sent up to %u; reading again (usrsctp: %s)\n", (int) getpid(),
+                    index, sh.sid, sh.have, sh.claim, usr);
         }
         poke_receive(st, l);
         if (st->mode->resends) {
