@@ -8,7 +8,7 @@
  * pieces until MSG_EOR per stream (pieces of different streams interleave;
  * the size limit; a stream beyond those granted), and usrsctp's notifications
  * (association changes, partial-delivery aborts), fragment numbers per
- * stream and idle audits (btl_sctp_seq.c), all through the two
+ * stream, idle audits and resends (btl_sctp_seq.c), all through the two
  * functions the receive loop calls (bsctp_assoc_input and
  * bsctp_assoc_notification) on a stack with three links: two known peers
  * and one stranger (a UDP source nobody added).
@@ -248,7 +248,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     input_t in = {data, size};
     uint8_t msg[MAX_MSG + 64];
     while (in.n > 0) {
-        unsigned op = take8(&in) % 8;
+        unsigned op = take8(&in) % 10;
         uint32_t link = take8(&in) % NLINKS;
         uint32_t assoc = take8(&in) % 5;   /* 0: "none yet" */
         uint16_t stream = (uint16_t) (take8(&in) % (STREAMS + 1));
@@ -331,6 +331,43 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             memcpy(msg, &h, sizeof(h));
             memcpy(msg + sizeof(h), p, len);
             feed(&st, link, assoc, stream, msg, sizeof(h) + len, take8(&in) % 16);
+            break;
+        }
+        case 8: {   /* a request to send again: a good header, fields from the input */
+            bsctp_wire_resend_t r = {.hdr = {.version = BSCTP_WIRE_VERSION,
+                                             .kind = BSCTP_WIRE_RESEND}};
+            unsigned bad = take8(&in);
+            r.sid = htons((uint16_t) (bad & 1 ? take16(&in) : take8(&in) % (STREAMS + 1)));
+            uint32_t first = take16(&in);
+            r.first = htonl(first);
+            r.last = htonl(bad & 2 ? take16(&in) : first + take8(&in) % 10u);
+            r.reserved = (uint16_t) (bad & 4 ? take8(&in) : 0);
+            size_t len = bad & 8 ? take8(&in) % (sizeof(r) + 8) : sizeof(r);
+            memcpy(msg, &r, sizeof(r));
+            memset(msg + sizeof(r), 0, 8);
+            feed(&st, link, assoc, stream, msg, len, take8(&in) % 16);
+            break;
+        }
+        case 9: {   /* a fragment sent again: the wrapper, then a good header
+                     * with mostly the next number on the stream it names */
+            uint16_t sid = (uint16_t) (take8(&in) % (STREAMS + 1));
+            bsctp_wire_hdr_t w = {.version = BSCTP_WIRE_VERSION, .kind = BSCTP_WIRE_RESENT,
+                                 .seq = htonl(sid)};
+            bsctp_wire_hdr_t h = {.version = BSCTP_WIRE_VERSION, .kind = BSCTP_WIRE_FRAG,
+                                 .tag = (uint8_t) take8(&in)};
+            unsigned how = take8(&in);
+            const bsctp_seq_t *q = &links[link].seq;
+            uint32_t next = q->s != NULL && sid < q->n ? bsctp_seq_rx_expected(q, sid) : 1u;
+            h.seq = htonl(how & 1 ? next + (how >> 1) - 64u : next);
+            if (how & 0x80) {
+                h.kind = (uint8_t) take8(&in);   /* not a fragment inside */
+            }
+            size_t len = take16(&in) % (MAX_MSG + 64 - 2 * sizeof(h));
+            const uint8_t *p = take(&in, &len);
+            memcpy(msg, &w, sizeof(w));
+            memcpy(msg + sizeof(w), &h, sizeof(h));
+            memcpy(msg + 2 * sizeof(h), p, len);
+            feed(&st, link, assoc, stream, msg, 2 * sizeof(h) + len, take16(&in) % 1024);
             break;
         }
         case 5:
