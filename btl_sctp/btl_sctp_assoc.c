@@ -853,13 +853,14 @@ static void on_message(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, uint1
         st->stats.rx_bad++;
         return;
     }
-    if (len > st->cfg.max_msg) {
+    memcpy(&h, msg, sizeof(h));
+    /* A fragment sent again comes in one more header. */
+    if (len > st->cfg.max_msg + (h.kind == BSCTP_WIRE_RESENT ? sizeof(h) : 0)) {
         /* Whole in one read yet larger than any fragment we send. */
         st->stats.rx_bad++;
         reject(st, l, "message larger than the largest fragment");
         return;
     }
-    memcpy(&h, msg, sizeof(h));
     if (h.version != BSCTP_WIRE_VERSION) {
         st->stats.rx_bad++;
         if (!l->stranger && l->user != NULL) {
@@ -967,7 +968,8 @@ static bsctp_reasm_t *reasm_for(bsctp_stack_t *st, bsctp_link_t *l, uint16_t sid
 /* Keep a piece; true when it fits under the largest message we accept. */
 static bool reasm_append(bsctp_stack_t *st, bsctp_reasm_t *r, const uint8_t *p, size_t n)
 {
-    if (r->len + n > st->cfg.max_msg) {
+    size_t most = st->cfg.max_msg + sizeof(bsctp_wire_hdr_t);   /* a fragment sent again */
+    if (r->len + n > most) {
         return false;
     }
     if (n == 0) {
@@ -978,8 +980,8 @@ static bool reasm_append(bsctp_stack_t *st, bsctp_reasm_t *r, const uint8_t *p, 
         while (cap < r->len + n) {
             cap *= 2;
         }
-        if (cap > st->cfg.max_msg) {
-            cap = st->cfg.max_msg;
+        if (cap > most) {
+            cap = most;
         }
         uint8_t *b = realloc(r->buf, cap);
         if (b == NULL) {
