@@ -13,6 +13,7 @@
 #include "btl_esp_endpoint.h"
 #include "btl_esp_frag.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "ebtl_help.h"
@@ -390,6 +391,46 @@ static int esp_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endp
     return m->base.failed ? OPAL_ERROR : OPAL_SUCCESS;
 }
 
+/* Where ranks share cores the receiving rank is off the CPU for
+ * milliseconds at a time, and its grant must cover that or the link idles
+ * until it runs again (docs/tuning.md, the 7 -> 1 incast). The kernel
+ * counts each thread's time runnable but waiting for a CPU and its turns
+ * on one (/proc/thread-self/schedstat); their ratio over the last interval
+ * is the typical wait, 0 on a core of its own. */
+#define CPU_WAIT_EVERY_NS (20 * 1000 * 1000)
+#define CPU_WAIT_MAX_NS (20 * 1000 * 1000)
+
+static void cpu_wait(mca_btl_esp_module_t *m, uint64_t now)
+{
+    if (now < m->cpu_wait_next_ns) {
+        return;
+    }
+    m->cpu_wait_next_ns = now + CPU_WAIT_EVERY_NS;
+    unsigned long long run, wait, slices;
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (f == NULL) {
+        return;
+    }
+    int got = fscanf(f, "%llu %llu %llu", &run, &wait, &slices);
+    fclose(f);
+    if (got != 3) {
+        return;
+    }
+    uint64_t dw = wait - m->cpu_wait_total_ns, ds = slices - m->cpu_wait_slices;
+    bool first = m->cpu_wait_slices == 0;
+    m->cpu_wait_total_ns = wait;
+    m->cpu_wait_slices = slices;
+    if (first) {
+        return;
+    }
+    uint64_t w = ds > 0 ? dw / ds : 0;
+    if (w > CPU_WAIT_MAX_NS) {
+        w = CPU_WAIT_MAX_NS;
+    }
+    m->cpu_wait_ns = (3 * m->cpu_wait_ns + w) / 4;
+    esp_proto_set_cpu_wait(m->proto, m->cpu_wait_ns);
+}
+
 int mca_btl_esp_progress(void)
 {
     mca_btl_esp_module_t *m = mca_btl_esp_component.module;
@@ -401,6 +442,7 @@ int mca_btl_esp_progress(void)
     int n = esp_wire_poll(m, now);
     esp_proto_tick(m->proto, now);
     m->wire->flush(m);
+    cpu_wait(m, now);
     ESP_UNLOCK(m);
     ebtl_thread_pass(&mca_btl_esp_component.base.thread, now, n);
     return n;

@@ -256,9 +256,10 @@ void esp_stats_report(mca_btl_esp_module_t *m)
         }
     }
     opal_output(0, "btl esp stats rank %u: peers=%u connected=%zu srtt_avg_us=%.1f "
-                "peer_state_bytes=%zu idle_peer_heap_bytes=%zu", rank, m->num_peers, connected,
-                connected ? (double) srtt_sum / connected / 1e3 : 0.0, mem,
-                m->base.add_procs_peers ? m->base.add_procs_heap / m->base.add_procs_peers : 0);
+                "peer_state_bytes=%zu idle_peer_heap_bytes=%zu cpu_wait_us=%.1f", rank,
+                m->num_peers, connected, connected ? (double) srtt_sum / connected / 1e3 : 0.0, mem,
+                m->base.add_procs_peers ? m->base.add_procs_heap / m->base.add_procs_peers : 0,
+                (double) m->cpu_wait_ns / 1e3);
 
     nic_report(m, rank);
 

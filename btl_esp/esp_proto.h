@@ -240,6 +240,11 @@ void esp_proto_input(esp_proto_t *p, const void *buf, size_t len, uint64_t now);
 /* A batch of datagrams was handed to esp_proto_input: send the ACKs they
  * earned now, one per peer (esp_proto_tick does too). */
 void esp_proto_flush_acks(esp_proto_t *p, uint64_t now);
+/* How long the receiving thread typically waits for a CPU between its
+ * turns (0 on a core of its own; milliseconds where ranks share cores):
+ * its grant also covers that, so that its senders keep the link busy while
+ * it is off the CPU. */
+void esp_proto_set_cpu_wait(esp_proto_t *p, uint64_t ns);
 
 /* The kernel dropped datagrams meant for us (a full socket buffer while the
  * process was away) and the caller has since read everything it kept:

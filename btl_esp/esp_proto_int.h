@@ -248,6 +248,7 @@ struct esp_proto {
      * the average rate (bytes/s) of the intervals before */
     uint64_t drain_bytes, drain_from_ns;
     uint64_t drain_rate;
+    uint64_t cpu_wait_ns;          /* esp_proto_set_cpu_wait */
     unsigned depth;                /* nesting of input/tick (completions run at 0) */
     uint64_t now;                  /* latest time any entry point was given */
     esp_proto_stats_t stats;

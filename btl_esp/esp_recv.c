@@ -105,12 +105,18 @@ static void drain_note(esp_proto_t *p, size_t bytes, uint64_t now)
     p->drain_from_ns = now;
 }
 
+void esp_proto_set_cpu_wait(esp_proto_t *p, uint64_t ns)
+{
+    p->cpu_wait_ns = ns;
+}
+
 /* Bytes c's peer may have in flight toward us beyond what we acknowledged. */
 static size_t grant(const esp_conn_t *c)
 {
     const esp_proto_t *p = c->p;
     uint64_t rate = p->drain_rate;
-    uint64_t total = rate / 1000 * ((p->cfg.grant_delay_ns + c->min_rtt_ns) / 1000) / 1000;
+    uint64_t total = rate / 1000 * ((p->cfg.grant_delay_ns + c->min_rtt_ns + p->cpu_wait_ns) / 1000)
+                     / 1000;
     /* Before any measure, an initial burst; after, a floor small enough
      * for a slow link (64 KiB is 0.5 ms at 1 Gbit/s): the grant grows by
      * itself while the queue is shorter than grant_delay. */

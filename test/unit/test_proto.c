@@ -2255,6 +2255,43 @@ static void receiver_bound_incast(void) { receiver_bound(4, 0, 0.5, 62); }
 static void receiver_bound_loss(void) { receiver_bound(2, 0.01, 0.5, 63); }
 static void receiver_bound_incast_loss(void) { receiver_bound(4, 0.01, 0.5, 64); }
 
+/* ------------------------------------------ a receiver that waits for a CPU */
+
+/*
+ * Where ranks share cores the receiving rank is off the CPU for
+ * milliseconds at a time (docs/tuning.md, the 7 -> 1 incast): its grant,
+ * drain rate x (grant_delay + min_rtt), is spent before it runs again and
+ * the link idles. Told its typical wait (esp_proto_set_cpu_wait), the
+ * grant covers that wait too; 0 leaves it as it was.
+ */
+static void cpu_wait_widens_grant(void)
+{
+    world_t w;
+    world_init(&w, 2, 95, MTU_ETH);
+    w.netcfg.bandwidth_bps = 1e9;
+    w.netcfg.latency_ns = w.netcfg.prio_latency_ns = 20 * US;
+    w.cfg.rcv_budget = 4u << 20;
+    world_start(&w);
+    esp_peer_info_t pi;
+    size_t wnd[3];
+    uint64_t wait[3] = {0, 5 * MS, 0};
+    for (int i = 0; i < 3; i++) {
+        esp_proto_set_cpu_wait(w.nodes[0].p, wait[i]);
+        world_traffic(&w, 1, 0, 8);
+        world_run(&w, simnet_now(w.net) + 2 * SEC);
+        CHECK(world_done(&w));
+        esp_proto_peer_info(w.nodes[1].p, 0, &pi);
+        wnd[i] = pi.peer_wnd;
+    }
+    printf("    grant at 1 Gbit/s: %zu KiB, waiting 5 ms for a CPU %zu KiB, then %zu KiB\n",
+           wnd[0] >> 10, wnd[1] >> 10, wnd[2] >> 10);
+    CHECK(wnd[0] < (256u << 10));                   /* about 1 ms of the drain */
+    CHECK(wnd[1] >= wnd[0] + (400u << 10));         /* + 5 ms at ~119 MB/s */
+    CHECK(wnd[1] <= w.cfg.rcv_budget);
+    CHECK(wnd[2] < (256u << 10));                   /* back when the wait is gone */
+    world_fini(&w);
+}
+
 /* ------------------------------------------------- a receiver that computes */
 
 /*
@@ -3488,6 +3525,7 @@ int main(int argc, char **argv)
     CASE(mp_oneway, false);
     CASE(mp_dead_at_start, false);
     CASE(long_rtt_grant, false);
+    CASE(cpu_wait_widens_grant, false);
     CASE(spurious_count, false);
     CASE(stress_eth_drop5, true);
     CASE(stress_eth_drop20, true);
