@@ -71,6 +71,7 @@ typedef struct mca_btl_esp_module {
     bool drops_unreported;               /* a NIC's kernel drops, not yet told to peers */
     /* the progress thread's waits for a CPU (btl_esp_module.c, cpu_wait) */
     uint64_t cpu_wait_next_ns, cpu_wait_total_ns, cpu_wait_slices, cpu_wait_ns;
+    int cpu_wait_tid;                    /* the thread those totals are of */
 } mca_btl_esp_module_t;
 
 typedef struct mca_btl_esp_component {

@@ -417,7 +417,10 @@ static void cpu_wait(mca_btl_esp_module_t *m, uint64_t now)
         return;
     }
     uint64_t dw = wait - m->cpu_wait_total_ns, ds = slices - m->cpu_wait_slices;
-    bool first = m->cpu_wait_slices == 0;
+    /* Totals are per thread: another thread's progress starts over. */
+    bool first = m->cpu_wait_slices == 0 || m->cpu_wait_tid != gettid()
+                 || wait < m->cpu_wait_total_ns || slices < m->cpu_wait_slices;
+    m->cpu_wait_tid = gettid();
     m->cpu_wait_total_ns = wait;
     m->cpu_wait_slices = slices;
     if (first) {
