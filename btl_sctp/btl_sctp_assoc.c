@@ -928,11 +928,11 @@ static void on_message(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, uint1
         return;
     }
     uint32_t seq = ntohl(h.seq);
-    if (bsctp_seq_rx_dup(&l->seq, sid, seq)) {
-        st->stats.rx_dups++;   /* asked again, and both the original and its copy came */
-        return;
-    }
     if (!bsctp_seq_rx_check(&l->seq, sid, seq)) {
+        if (bsctp_seq_rx_dup(&l->seq, sid, seq)) {
+            st->stats.rx_dups++;   /* asked again, and both the original and its copy came */
+            return;
+        }
         /* SCTP delivers a stream in order: a number out of turn means a
          * message was lost (or duplicated) between usrsctp and us. */
         char why[320];
