@@ -11,6 +11,7 @@
  * style's and the mode's release).
  */
 #include "btl_sctp_stack.h"
+#include "btl_sctp_assoc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -173,10 +174,12 @@ static void watch_stalls(bsctp_stack_t *st, uint64_t now)
         bool have = bsctp_assoc_outstanding(st, i, &unacked, &queued);
         if (bsctp_stack_link_stalled(l, now, have, unacked, queued, timers_ran,
                                      stall_ms * 1000000u)) {
-            char why[256];
+            char why[640], usr[384];
+            bsctp_assoc_describe(st, i, usr, sizeof(usr));
             snprintf(why, sizeof(why), "has not acknowledged %u chunk(s) of ours for %llu s and "
                      "usrsctp no longer retransmits them (a lost timer in usrsctp 0.9.5, mode "
-                     "%s)", unacked, (unsigned long long) (stall_ms / 1000u), st->mode->name);
+                     "%s; kicked %s; usrsctp: %s)", unacked, (unsigned long long) (stall_ms / 1000u),
+                     st->mode->name, l->watch_kicked ? "once" : "never", usr);
             bsctp_assoc_fail(st, i, why);
         } else if (have && unacked > 0 && !l->watch_kicked && st->mode->kick != NULL
                    && now - l->watch_since_ns >= KICK_AFTER_NS) {
