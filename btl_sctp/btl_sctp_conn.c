@@ -32,6 +32,9 @@
 #define MAX_STACKS 16
 /* Links created by unknown senders' INITs before we stop taking more. */
 #define MAX_STRANGERS 1024
+/* The rescue's space beyond the send buffer and its packets' headers: one
+ * more packet of the largest kind (btl_sctp_packet). */
+#define RESCUE_EXTRA (64u << 10)
 /* UDP batches read from one socket per pass at most. */
 #define RX_BATCHES_PER_PASS 4
 /* Bytes the path MTU given to usrsctp stays under the UDP payload limit:
@@ -348,20 +351,9 @@ static int send_segments(bsctp_stack_t *st, bsctp_conn_tx_t *tx, ebtl_dgram_sock
     return 0;
 }
 
-/* usrsctp's only way out: one SCTP packet to the peer the address names. */
-static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uint8_t set_df)
+/* One SCTP packet to the link's peer, on the path the mode picks. */
+static int send_packet(bsctp_stack_t *st, bsctp_link_t *l, const uint8_t *buffer, size_t length)
 {
-    uint32_t link;
-    bsctp_stack_t *st = stack_of_conn_addr(addr, &link);
-    (void) tos;
-    (void) set_df;
-    if (st == NULL) {
-        return EINVAL;
-    }
-    bsctp_link_t *l = &st->links[link];
-    if (st->cfg.crc32c && length >= sizeof(struct sctp_common_header)) {
-        csum_store(buffer, bsctp_packet_crc32c(buffer, length));
-    }
     int k = 0;
     if (l->num_paths > 1) {
         uint32_t first, last;
@@ -394,7 +386,7 @@ static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uin
         return -ebtl_dgram_txq_add(&tx->q, sock, &path->udp, iov, 2);
     }
     tx_flush(st);   /* what usrsctp emitted first leaves first */
-    struct iovec iov = {buffer, length};
+    struct iovec iov = {(void *) buffer, length};
     int rc = ebtl_dgram_send(sock, &path->udp, &iov, 1);
     if (rc != 0) {
         st->stats.out_errors++;   /* lost, as on a wire: SCTP retransmits */
@@ -406,12 +398,41 @@ static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uin
     return 0;
 }
 
+/* usrsctp's only way out: one SCTP packet to the peer the address names
+ * (a copy kept for the stall watch's rescue once the link loses). */
+static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uint8_t set_df)
+{
+    uint32_t link;
+    bsctp_stack_t *st = stack_of_conn_addr(addr, &link);
+    (void) tos;
+    (void) set_df;
+    if (st == NULL) {
+        return EINVAL;
+    }
+    bsctp_link_t *l = &st->links[link];
+    if (st->cfg.crc32c && length >= sizeof(struct sctp_common_header)) {
+        csum_store(buffer, bsctp_packet_crc32c(buffer, length));
+    }
+    uint32_t first = 0, last = 0;
+    bool data = bsctp_packet_tsns(buffer, length, &first, &last);
+    bsctp_rescue_sent(&l->rescue, buffer, length, data, first, last);
+    if (data && st->cfg.test_drop_data != 0 && ++st->test_data_pkts == st->cfg.test_drop_data) {
+        st->stats.test_dropped++;   /* TESTING ONLY: lost on the wire */
+        return 0;
+    }
+    return send_packet(st, l, buffer, length);
+}
+
 /* ------------------------------------------------------------- links */
 
 static void conn_link_added(bsctp_stack_t *st, uint32_t link)
 {
     /* A bound-all socket accepts packets for registered addresses only. */
     usrsctp_register_address(conn_addr(st, link));
+    /* usrsctp holds at most a send buffer of chunks unacknowledged; their
+     * packets' headers and a last large packet on top. */
+    size_t snd = st->cfg.so_sndbuf;
+    bsctp_rescue_init(&st->links[link].rescue, snd + snd / 4 + RESCUE_EXTRA);
 }
 
 /* Which link (and *path) sent this datagram; strangers only by an INIT. */
@@ -753,7 +774,9 @@ static void take_datagram(bsctp_stack_t *st, size_t s, ebtl_dgram_msg_t *m, uint
     }
     bsctp_sack_t sk;
     bool small = m->len <= BSCTP_LAST_SACK_MAX;
-    if ((small || (st->frame_pmtu != 0 && !l->lossy)) && bsctp_packet_sack(m->buf, m->len, &sk)) {
+    if ((small || (st->frame_pmtu != 0 && !l->lossy) || l->rescue.count > 0)
+        && bsctp_packet_sack(m->buf, m->len, &sk)) {
+        bsctp_rescue_acked(&l->rescue, sk.cum);
         if (small) {
             memcpy(l->last_sack, m->buf, m->len);   /* for conn_kick */
             l->last_sack_len = (uint16_t) m->len;
@@ -855,20 +878,33 @@ static int read_input(bsctp_stack_t *st, uint64_t now_ns)
     return total;
 }
 
-/* The stall watch's kick: the peer's last SACK fed to usrsctp once more.
- * Its input runs the association's output (what was marked for
- * retransmission leaves) and restarts T3 for data in flight; a SACK
- * usrsctp has seen only repeats its gap reports. */
+/* The stall watch's kick: the peer's last SACK fed to usrsctp once more
+ * (its input runs the association's output: what was marked for
+ * retransmission leaves, and T3 restarts for data in flight), then the
+ * rescue: our copies of every packet beyond the peer's cumulative ack go
+ * again, in order. A lost T3 timer (usrsctp 0.9.5) leaves chunks that
+ * nothing sends again, which re-feeding a SACK does not change; the
+ * peer's SACK of the copies acknowledges them, and usrsctp's SACK path
+ * starts over from there. Copies the peer has are duplicates it drops. */
 static void conn_kick(bsctp_stack_t *st, uint32_t link)
 {
     bsctp_link_t *l = &st->links[link];
     uint8_t pkt[BSCTP_LAST_SACK_MAX];
     size_t len = l->last_sack_len;
-    if (len == 0) {
-        return;
+    if (len > 0) {
+        memcpy(pkt, l->last_sack, len);   /* usrsctp may write into what it is given */
+        usrsctp_conninput(conn_addr(st, link), pkt, len, 0);
     }
-    memcpy(pkt, l->last_sack, len);   /* usrsctp may write into what it is given */
-    usrsctp_conninput(conn_addr(st, link), pkt, len, 0);
+    uint32_t i = 0, sent = 0;
+    const uint8_t *copy;
+    while ((copy = bsctp_rescue_next(&l->rescue, &i, &len)) != NULL) {
+        sent += send_packet(st, l, copy, len) == 0;
+    }
+    if (sent > 0) {
+        st->stats.rescues++;
+        st->stats.rescued_pkts += sent;
+        conn_flush(st);
+    }
 }
 
 static int conn_poll(bsctp_stack_t *st)
@@ -877,7 +913,9 @@ static int conn_poll(bsctp_stack_t *st)
     st->polled_ns = now;
     int n = read_input(st, now);
     expire_held(st, now);
-    advance_timers(now / 1000000u);
+    if (!st->cfg.test_no_timers) {
+        advance_timers(now / 1000000u);
+    }
     tick_paths(st, now);
     return n;
 }
@@ -892,7 +930,9 @@ static void conn_pump(bsctp_stack_t *st)
             read_input(stacks[i], ebtl_dgram_now_ns());
         }
     }
-    advance_timers(ebtl_dgram_now_ns() / 1000000u);
+    if (!st->cfg.test_no_timers) {
+        advance_timers(ebtl_dgram_now_ns() / 1000000u);
+    }
     conn_flush(st);
     /* The peer's answer takes a round trip through its progress. */
     struct timespec ts = {0, 200000};
@@ -1027,6 +1067,7 @@ static void conn_close(bsctp_stack_t *st)
     }
     for (uint32_t i = 0; i < st->num_links; i++) {
         usrsctp_deregister_address(conn_addr(st, i));
+        bsctp_rescue_fini(&st->links[i].rescue);
     }
     if (st->instance >= 0 && stacks[st->instance] == st) {
         stacks[st->instance] = NULL;

@@ -39,6 +39,7 @@
 #include "ebtl_dgram.h"
 #include "ebtl_ifsel.h"
 #include "btl_sctp_paths.h"
+#include "btl_sctp_rescue.h"
 #include "btl_sctp_segs.h"
 #include "btl_sctp_seq.h"
 #include "btl_sctp_streams.h"
@@ -105,6 +106,10 @@ typedef struct bsctp_stack_config {
                                     go in segments, btl_sctp_segs.h; BSCTP_PACKET_AUTO) */
     uint64_t test_drop_msg;      /* TESTING ONLY: the receiver drops the n-th fragment it
                                     reads (1: the first), as if usrsctp had lost it; 0: off */
+    uint64_t test_drop_data;     /* TESTING ONLY, conn mode: the n-th packet of DATA usrsctp
+                                    sends is lost (1: the first); 0: off */
+    bool test_no_timers;         /* TESTING ONLY, conn mode: this stack's polls leave
+                                    usrsctp's timers where they are (a lost timer) */
 } bsctp_stack_config_t;
 
 typedef struct bsctp_stack_stats {
@@ -130,6 +135,8 @@ typedef struct bsctp_stack_stats {
                                                    that ended by time (a loss) */
     uint64_t stall_kicks;                       /* stalls the mode was asked to end (the
                                                    stall watch, btl_sctp_stack.c) */
+    uint64_t rescues, rescued_pkts;             /* kicks that sent kept copies (mode conn:
+                                                   btl_sctp_rescue.h), and the packets sent */
     uint64_t rx_lost;                           /* peers failed over a lost message: a number
                                                    out of order, or an audit's claim missing */
     uint64_t audits_tx, audits_rx;              /* idle audits sent and read (btl_sctp_seq.h) */
@@ -140,7 +147,8 @@ typedef struct bsctp_stack_stats {
     uint64_t resend_asks;                       /* RESENDs sent: streams asked for again */
     uint64_t resent_tx, resent_rx;              /* kept fragments sent again; such read */
     uint64_t rx_dups;                           /* fragments read twice (asked again), dropped */
-    uint64_t test_dropped;                      /* fragments dropped by cfg.test_drop_msg */
+    uint64_t test_dropped;                      /* fragments dropped by cfg.test_drop_msg,
+                                                   packets by cfg.test_drop_data */
 } bsctp_stack_stats_t;
 
 /* One message being put together from the pieces usrsctp reads out. */
@@ -203,9 +211,11 @@ typedef struct bsctp_link {
     uint32_t watch_unacked, watch_queued;
     uint64_t watch_since_ns;
     bool watch_kicked;            /* the mode's kick was tried in this stall */
-    /* mode conn: the last small packet with a SACK from it, for the kick */
+    /* mode conn: the last small packet with a SACK from it, for the kick;
+     * copies of the DATA packets sent since it lost one, for the rescue */
     uint8_t last_sack[BSCTP_LAST_SACK_MAX];
     uint16_t last_sack_len;
+    bsctp_rescue_t rescue;
 } bsctp_link_t;
 
 struct bsctp_stack;
@@ -269,6 +279,7 @@ typedef struct bsctp_stack {
     uint64_t watch_t3;            /* usrsctp's T3 expiries and retransmissions then */
     uint64_t audit_ns;            /* the idle audit's last tick (btl_sctp_seq.h) */
     uint64_t test_frags;          /* fragments read, for cfg.test_drop_msg */
+    uint64_t test_data_pkts;      /* packets of DATA sent, for cfg.test_drop_data */
     bsctp_stack_stats_t stats;
     bsctp_streams_stats_t stream_stats;  /* btl_sctp_assoc.c: per stream, what was chosen */
 } bsctp_stack_t;

@@ -55,6 +55,10 @@ static const ebtl_counter_t counters[] = {
     {"rx_hold_expired", "Holds that ended after 2 ms without the packets before them (lost)"},
     {"stall_kicks", "Peers whose unacknowledged data usrsctp held for 1 s with no timer running "
                     "(a lost timer): usrsctp made to look again"},
+    {"rescues", "Mode conn: those kicks that sent our own copies of the packets beyond the "
+                "peer's acknowledgement (kept once a link lost a packet), for usrsctp sent "
+                "none again"},
+    {"rescued_pkts", "Packets those rescues sent"},
     {"seg_tx", "Mode conn with btl_sctp_packet: SCTP packets larger than a datagram, sent in "
                "segments"},
     {"seg_rx", "Such packets put back together"},
@@ -143,7 +147,8 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
         s->tx_msgs, s->tx_bytes, s->tx_busy, s->tx_split, s->rx_msgs, s->rx_bytes, s->rx_partial,
         s->assoc_up, s->assoc_lost, s->assoc_rejected, s->rx_bad, s->rx_unidentified,
         s->rx_unknown_src, s->assoc_unknown, m->stack.num_links, s->path_downs, s->path_ups,
-        s->probes_tx, s->probes_rx, s->rx_held, s->rx_hold_expired, s->stall_kicks, s->seg_tx, s->seg_rx,
+        s->probes_tx, s->probes_rx, s->rx_held, s->rx_hold_expired, s->stall_kicks, s->rescues,
+        s->rescued_pkts, s->seg_tx, s->seg_rx,
         m->stack.segs != NULL ? m->stack.segs->lost + m->stack.segs->bad : 0, s->seg_shrinks,
         s->sacks_withheld, s->rx_lost, s->audits_tx, s->audits_rx, s->audit_shorts,
         s->audit_pokes, s->resend_asks, s->resent_tx, s->resent_rx, s->rx_dups, s->test_dropped,

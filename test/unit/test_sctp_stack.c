@@ -1104,6 +1104,81 @@ static void kick_is_harmless(void)
     close_side(&b);
 }
 
+/* Messages seq .. seq + count - 1 of len bytes from a to b, each sent once
+ * usrsctp takes it. */
+static void send_seq(side_t *a, side_t *b, int l, uint32_t seq, uint32_t count, size_t len,
+                     uint64_t deadline)
+{
+    static uint8_t buf[16384 + sizeof(bsctp_wire_hdr_t)];
+    for (uint32_t i = seq; i < seq + count; i++) {
+        fill(buf, i, len);
+        int rc;
+        while ((rc = bsctp_assoc_send(&a->st, (uint32_t) l, buf, len + sizeof(bsctp_wire_hdr_t)))
+                   == -EAGAIN
+               && ebtl_dgram_now_ns() < deadline) {
+            poll_both(a, b);
+        }
+        CHECK(rc == 0);
+    }
+}
+
+/* Mode conn's rescue of a lost T3 timer (btl_sctp_rescue.h): a packet lost
+ * and retransmitted turns the copies on; then, with usrsctp's timers held
+ * still (as when it lost its T3), the only packet of a message is lost. No
+ * SACK reports it and nothing sends it again: the stall watch's kick sends
+ * our copy, and the message arrives. */
+static void rescue_sends_what_usrsctp_does_not(void)
+{
+    side_t a, b;
+    CHECK(open_side(&a, "A", 5025, 0, JOB_KEY));
+    CHECK(open_side(&b, "B", 5026, 1, JOB_KEY));
+    int l = link_to(&a, &b, 1);
+    CHECK(l >= 0);
+    uint64_t deadline = ebtl_dgram_now_ns() + 30000000000ull;
+    send_seq(&a, &b, l, 0, 5, 1000, deadline);   /* the association up */
+    while (b.received < 5 && ebtl_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);
+    }
+    bsctp_rescue_t *r = &a.st.links[l].rescue;
+    CHECK(b.received == 5 && !r->keeping);
+    /* A packet lost mid-stream: usrsctp sends it again (fast or by T3). */
+    a.st.cfg.test_drop_data = a.st.test_data_pkts + 3;
+    send_seq(&a, &b, l, 5, 40, 4000, deadline);
+    while (b.received < 45 && ebtl_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);
+    }
+    CHECK(b.received == 45 && a.st.stats.test_dropped == 1 && r->keeping);
+    /* Timers held still, the next packet of DATA lost. */
+    uint32_t unacked = 1, queued;
+    while (unacked != 0 && ebtl_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);   /* everything acknowledged first */
+        CHECK(bsctp_assoc_outstanding(&a.st, (uint32_t) l, &unacked, &queued));
+    }
+    a.st.cfg.test_no_timers = b.st.cfg.test_no_timers = true;
+    a.st.cfg.test_drop_data = a.st.test_data_pkts + 1;
+    uint64_t t0 = ebtl_dgram_now_ns();
+    send_seq(&a, &b, l, 45, 1, 1000, deadline);
+    while (b.received < 46 && !a.failed && !b.failed && ebtl_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);
+    }
+    double secs = (double) (ebtl_dgram_now_ns() - t0) / 1e9;
+    printf("    lost with no timer: arrived after %.2f s; kicks %llu, rescues %llu, packets %llu, "
+           "copies kept %u\n", secs, (unsigned long long) a.st.stats.stall_kicks,
+           (unsigned long long) a.st.stats.rescues, (unsigned long long) a.st.stats.rescued_pkts,
+           r->count);
+    CHECK(b.received == 46 && a.st.stats.test_dropped == 2);
+    CHECK(a.st.stats.stall_kicks == 1 && a.st.stats.rescues == 1 && a.st.stats.rescued_pkts >= 1);
+    CHECK(secs >= 0.9 && secs < 3.0);   /* the watch's kick, after 1 s */
+    a.st.cfg.test_no_timers = b.st.cfg.test_no_timers = false;
+    send_seq(&a, &b, l, 46, 10, 1000, deadline);   /* and on as before */
+    while (b.received < 56 && ebtl_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);
+    }
+    CHECK(b.received == 56 && b.bad == 0 && a.failed == 0 && b.failed == 0);
+    close_side(&a);
+    close_side(&b);
+}
+
 /* The stall watch's decision: only the same unacknowledged data, with no
  * T3 expiry or retransmission in the process, for the whole period. */
 static void stall_watch_decides(void)
@@ -1165,6 +1240,7 @@ int main(int argc, char **argv)
         RUN(SUITE, crc32c_matches_usrsctp);
         RUN(SUITE, crc32c_checked);   /* our check on our UDP sockets: conn mode */
         RUN(SUITE, kick_is_harmless);   /* conn mode's kick */
+        RUN(SUITE, rescue_sends_what_usrsctp_does_not);   /* ... and its rescue */
         one_to_one = true;
         RUN("bsctp_stack one-to-one", sizes_both_ways);
         RUN("bsctp_stack one-to-one", stream_fills_send_buffer);
