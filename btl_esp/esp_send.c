@@ -1222,11 +1222,13 @@ void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
         p->stats.malformed++;   /* acknowledges what we never sent */
         return;
     }
+    if (h->flags & ESP_F_DUP) {
+        /* Before the ACK frees the segment; and even from an ACK that
+         * came late (reordered): the duplicate it reports is news. */
+        on_dup_report(c, h->seq);
+    }
     if (esp_seq_lt(ack, c->snd_una)) {
         return;   /* older than what we know: reordered, nothing new */
-    }
-    if (h->flags & ESP_F_DUP) {
-        on_dup_report(c, h->seq);   /* before the ACK frees the segment */
     }
     size_t newly[ESP_MAX_PATHS] = {0};
     bool advanced = ack != c->snd_una, answered_timeout = false;
