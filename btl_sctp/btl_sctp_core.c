@@ -23,6 +23,9 @@ int bsctp_core_link(bsctp_stack_t *st, const ebtl_sockaddr_t *udp, size_t nic, u
     for (uint32_t i = 0; i < st->num_links; i++) {
         for (int k = 0; k < st->links[i].num_paths; k++) {
             if (ebtl_sockaddr_equal(&st->links[i].paths[k].udp, udp)) {
+                if (!stranger) {
+                    bsctp_core_link_known(st, i, sctp_port);
+                }
                 return (int) i;
             }
         }
@@ -53,6 +56,14 @@ int bsctp_core_link(bsctp_stack_t *st, const ebtl_sockaddr_t *udp, size_t nic, u
         st->strangers++;
     }
     return (int) i;
+}
+
+void bsctp_core_link_known(bsctp_stack_t *st, uint32_t link, uint16_t sctp_port)
+{
+    bsctp_link_t *l = &st->links[link];
+    if (l->stranger && sctp_port != 0) {
+        l->sctp_port = sctp_port;
+    }
 }
 
 int bsctp_core_add_path(bsctp_stack_t *st, uint32_t link, size_t nic, const ebtl_sockaddr_t *udp)

@@ -291,6 +291,11 @@ typedef struct bsctp_stack {
  * Returns the index or -1 (out of memory). */
 int bsctp_core_link(bsctp_stack_t *st, const ebtl_sockaddr_t *udp, size_t nic, uint16_t sctp_port,
                     bool stranger);
+/* The layer above knows the link's peer, whose SCTP port (its listener's)
+ * is sctp_port: a stranger link took the source port of the peer's first
+ * INIT, which in style one-to-one is its connecting socket's (any), where
+ * nothing listens; connects go to the published one from now on. */
+void bsctp_core_link_known(bsctp_stack_t *st, uint32_t link, uint16_t sctp_port);
 /* Add a path (our socket nic, the peer's address udp) to a link unless it
  * has it or is full: 0, or -1. */
 int bsctp_core_add_path(bsctp_stack_t *st, uint32_t link, size_t nic, const ebtl_sockaddr_t *udp);

@@ -267,7 +267,9 @@ static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex
         int path;
         link = bsctp_core_link_of_source(&m->stack, nics[k], &udp[k], &path);
     }
-    if (link < 0) {
+    if (link >= 0) {
+        bsctp_core_link_known(&m->stack, (uint32_t) link, addrs[a].port2);
+    } else {
         link = bsctp_stack_link(&m->stack, &udp[0], nics[0], addrs[a].port2, false);
     }
     for (int k = 0; link >= 0 && k < npaths; k++) {

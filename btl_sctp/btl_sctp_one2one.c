@@ -399,7 +399,9 @@ static void sock_gone(bsctp_stack_t *st, bsctp_o2o_sock_t *s, uint16_t how)
             /* The lower peer ended our unconfirmed connection: it made its
              * own, which wins; wait for it. Lost rather than shut down
              * (seen under ASan's slowness): connect again, and a peer
-             * that is really gone fails that connect, ending the job. */
+             * that is really gone fails that connect (SCTP_CANT_STR_ASSOC,
+             * a failure in btl_sctp_assoc.c once ob1 knows the peer),
+             * ending the job. */
             l->o2o = NULL;
             l->o2o_await = how == SCTP_SHUTDOWN_COMP;
             l->assoc_id = 0;

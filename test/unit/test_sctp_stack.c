@@ -49,6 +49,7 @@ typedef struct side {
     char why[512];           /* the last failure's reason */
     int identified;
     bool echo;               /* send every message back */
+    uint32_t known_vpid;     /* a stranger of this vpid identifies too (besides 0) */
     uint32_t echo_link;
     uint8_t *echo_buf;
     size_t echo_len;         /* a message waiting to go back */
@@ -120,7 +121,7 @@ static int on_identify(void *ctx, uint32_t link, const ebtl_sockaddr_t *from, ui
 {
     side_t *s = ctx;
     (void) from;
-    if (jobid != 7 || vpid != 0) {
+    if (jobid != 7 || (vpid != 0 && vpid != s->known_vpid)) {
         return -1;
     }
     s->identified++;
@@ -1033,6 +1034,64 @@ static void both_send_first_once(uint32_t vpid_a, uint32_t vpid_b, uint16_t port
     close_side(&b);
 }
 
+/* One-to-one: the higher side (B) connects first; its INIT reaches the
+ * lower side (A) before A knows B, so A's link to B is a stranger's that
+ * took the INIT's source port: B's connecting socket's, where nothing
+ * listens. A then learns B (ob1's add_proc: bsctp_stack_link with B's
+ * published port) and sends before it accepted B's association: its own
+ * connection wins the election and must reach B's listener. It went to
+ * the connecting socket's port, was answered with ABORT, and was made
+ * again without end (a hang in the 1 % loss cluster runs). */
+static void stranger_link_connects_to_listener(void)
+{
+    side_t a, b;
+    CHECK(open_side(&a, "A", 5027, 0, JOB_KEY));
+    CHECK(open_side(&b, "B", 5028, 1, JOB_KEY));
+    a.known_vpid = 1;   /* as ob1 knows every rank */
+    int lb = link_to(&b, &a, 0);
+    CHECK(lb >= 0);
+    uint8_t buf[108];
+    fill(buf, 0, 100);
+    CHECK(bsctp_assoc_send(&b.st, (uint32_t) lb, buf, sizeof(buf)) == -EAGAIN);   /* connects, not sent */
+    bsctp_stack_flush(&b.st);
+    uint64_t deadline = ebtl_dgram_now_ns() + 10000000000ull;
+    while (a.st.num_links == 0 && ebtl_dgram_now_ns() < deadline) {
+        bsctp_stack_poll(&a.st);   /* B's INIT makes A's stranger link */
+    }
+    CHECK(a.st.num_links == 1 && a.st.links[0].stranger);
+    uint16_t init_port = a.st.links[0].sctp_port;
+    int la = link_to(&a, &b, 1);   /* A learns B */
+    CHECK(la == 0);
+    CHECK(a.st.links[la].sctp_port == b.st.cfg.sctp_port);
+    fill(buf, 0, 100);
+    int rc;
+    while ((rc = bsctp_assoc_send(&a.st, (uint32_t) la, buf, sizeof(buf))) == -EAGAIN
+           && ebtl_dgram_now_ns() < deadline && !a.failed) {
+        poll_both(&a, &b);
+    }
+    CHECK(rc == 0);
+    while ((rc = bsctp_assoc_send(&b.st, (uint32_t) lb, buf, sizeof(buf))) == -EAGAIN
+           && ebtl_dgram_now_ns() < deadline && !b.failed) {
+        poll_both(&a, &b);   /* and B's, on the association that won */
+    }
+    CHECK(rc == 0);
+    while ((b.received < 1 || a.received < 1) && ebtl_dgram_now_ns() < deadline && !a.failed
+           && !b.failed) {
+        poll_both(&a, &b);
+    }
+    printf("    B's INIT came from port %u (B listens on %u); A connected %llu time(s), "
+           "elections A %llu B %llu; A got %llu, B got %llu\n", init_port,
+           (unsigned) b.st.cfg.sctp_port, style_counter(&a, "connects"),
+           style_counter(&a, "elections"), style_counter(&b, "elections"),
+           (unsigned long long) a.received, (unsigned long long) b.received);
+    CHECK(init_port != b.st.cfg.sctp_port);   /* the case this is about */
+    CHECK(a.received == 1 && b.received == 1 && a.bad == 0 && b.bad == 0);
+    CHECK(a.failed == 0 && b.failed == 0);
+    CHECK(style_counter(&a, "connects") == 1);
+    close_side(&a);
+    close_side(&b);
+}
+
 /* Inet mode: once the last stack closed, usrsctp's timer and receive
  * threads are gone (usrsctp_finish succeeded). */
 static void no_thread_left(void)
@@ -1249,6 +1308,7 @@ int main(int argc, char **argv)
         RUN("bsctp_stack one-to-one", message_larger_than_send_buffer);
         RUN("bsctp_stack one-to-one", other_job_refused);
         RUN("bsctp_stack one-to-one", both_send_first);
+        RUN("bsctp_stack one-to-one", stranger_link_connects_to_listener);
         RUN("bsctp_stack one-to-one", lost_fragment_found_by_number);
         RUN("bsctp_stack one-to-one", lost_fragment_found_by_audit);
     } else {
