@@ -577,9 +577,12 @@ static void new_association(bsctp_stack_t *st, bsctp_link_t *l, uint32_t assoc_i
 }
 
 static void association_ended(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l, const char *why,
-                              bool failure)
+                              bool failure, bool never_up)
 {
-    bool in_use = !l->stranger && l->user != NULL && (l->ident_tx || l->ident_rx);
+    /* never_up: no association could be made to a peer ob1 sends to (its
+     * INITs ran out, or it answered ABORT): connecting again would only
+     * repeat that, without end, while ob1's sends wait. */
+    bool in_use = l->user != NULL && (never_up || (!l->stranger && (l->ident_tx || l->ident_rx)));
     l->assoc_id = 0;
     ident_tx_forget(l);
     l->ident_rx = false;
@@ -632,7 +635,7 @@ static void on_notification(bsctp_stack_t *st, const uint8_t *buf, size_t len)
             /* The peer's stack started again: a process that lost its state. */
             if (l != NULL) {
                 association_ended(st, index, l, "restarted its association (the process was "
-                                  "replaced or lost its state)", true);
+                                  "replaced or lost its state)", true, false);
             }
             break;
         case SCTP_COMM_LOST:
@@ -647,13 +650,14 @@ static void on_notification(bsctp_stack_t *st, const uint8_t *buf, size_t len)
                              ? "stopped answering: its SCTP association was lost or aborted"
                              : "could not be reached: no SCTP association could be made",
                          (unsigned) ac->sac_error);
-                association_ended(st, index, l, why, true);
+                association_ended(st, index, l, why, true,
+                                  ac->sac_state == SCTP_CANT_STR_ASSOC);
             }
             break;
         case SCTP_SHUTDOWN_COMP:
             /* The peer closed gracefully (its MPI_Finalize). */
             if (l != NULL) {
-                association_ended(st, index, l, NULL, false);
+                association_ended(st, index, l, NULL, false, false);
             }
             break;
         default:
