@@ -98,6 +98,7 @@ typedef struct mca_btl_esp_component {
     int compact;                 /* 1: the bulk of large messages in compact pieces */
     int put_release;             /* 1: a PUT completes when sent, its unacknowledged
                                     tail copied */
+    int pace;                    /* 1: new data spread over the round trip (esp_send.c) */
     int port_min;
     int free_list_max;
     int verbose;

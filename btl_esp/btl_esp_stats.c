@@ -58,6 +58,8 @@ static const esp_counter_t counters[] = {
     C(loss_report_resends, "Segments sent again because the peer reported its kernel dropped them"),
     C(compact_tx, "Data segments sent as compact pieces (20-byte header)"),
     C(put_released, "PUTs completed as soon as sent, their unacknowledged bytes copied"),
+    C(pace_waits, "Times new data waited for its pace (btl_esp_pace: the grant spread over the "
+                  "round trip)"),
 };
 #undef C
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))

@@ -37,6 +37,7 @@ void esp_proto_config_default(esp_proto_config_t *cfg)
     cfg->path_probe_ns = 50 * 1000 * 1000;
     cfg->compact = true;
     cfg->release = true;
+    cfg->pace = false;   /* measured: fewer losses, less goodput (docs/tuning.md) */
 }
 
 /* A handshake's round trip longer than this is not taken for the path's. */
@@ -601,6 +602,9 @@ void esp_proto_tick(esp_proto_t *p, uint64_t now)
         }
     }
     esp_resend_pass(p, now);
+    if (p->pace_list != NULL) {
+        esp_pace_timers(p, now);
+    }
     if (p->ack_list != NULL) {
         esp_ack_timers(p, now);
     }

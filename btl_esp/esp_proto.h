@@ -91,6 +91,8 @@ typedef struct esp_proto_config {
     bool release;              /* a PUT completes once its last piece is sent, where
                                   the link is the limit: its unacknowledged bytes
                                   are copied for resending */
+    bool pace;                 /* spread what the grant allows over the round trip
+                                  instead of sending it at once (esp_send.c) */
     uint32_t isn;              /* tests: first sequence number (0: random) */
     bool no_loss_reports;      /* tests: behave as a peer without ESP_O_LOSS */
 } esp_proto_config_t;
@@ -148,6 +150,7 @@ typedef struct esp_proto_stats {
     uint64_t loss_report_resends;      /* segments sent again at a peer's ESP_F_LOSS */
     uint64_t compact_tx;               /* data segments sent as compact pieces */
     uint64_t put_released;             /* PUTs completed when sent, their tail copied */
+    uint64_t pace_waits;               /* sends that waited for their pace (cfg.pace) */
 } esp_proto_stats_t;
 
 /* Most paths to one peer. */

@@ -202,6 +202,12 @@ struct esp_conn {
     bool tlp_out;                  /* a tail probe is out, no new data acknowledged since */
     uint32_t newest_tx;            /* seq of the latest transmission, new or again */
     bool window_stalled, grant_stalled;
+    /* pacing (cfg.pace): bytes it may send now (negative: owed), as of
+     * pace_ns; on the proto's list while new data waits for them */
+    int64_t pace_tokens;
+    uint64_t pace_ns;
+    esp_conn_t *pace_next;
+    bool on_pace_list;
 
     /* --- receiving */
     uint32_t rcv_nxt;              /* next in-order sequence number */
@@ -239,6 +245,7 @@ struct esp_proto {
     esp_seg_t *free_segs, *free_copy_segs;
     esp_conn_t *ack_list;          /* peers owed a delayed ACK */
     esp_conn_t *hs_list;           /* peers in the handshake */
+    esp_conn_t *pace_list;         /* peers whose new data waits for its pace */
     esp_msg_t *done_head, *done_tail; /* completions to report after an input */
     unsigned active_senders;       /* peers in a burst toward us */
     bool multipath;                /* some peer has several paths */
@@ -274,6 +281,8 @@ void esp_send_init(esp_conn_t *c);
 void esp_send_init_paths(esp_conn_t *c);
 void esp_send_fini(esp_conn_t *c);
 void esp_push(esp_conn_t *c, uint64_t now);
+/* Push the peers whose new data waited for its pace (cfg.pace). */
+void esp_pace_timers(esp_proto_t *p, uint64_t now);
 void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now);
 void esp_on_timeout(esp_proto_t *p, esp_seg_t *s, uint64_t now);
 void esp_resend_pass(esp_proto_t *p, uint64_t now);

@@ -362,6 +362,79 @@ static size_t granted(const esp_conn_t *c)
     return c->peer_wnd;
 }
 
+/* ---------------------------------------------------------------- pacing */
+
+/* The grant is what the receiver lets us have in flight over a round
+ * trip. Sent at once, as it is when a late ACK reopens it, it arrives as
+ * one burst; several senders bursting together into one receiver
+ * (incast: its rank was off its core, then acknowledged them all) overflow
+ * the switch port before it, and whoever it answers first gets ahead. So
+ * new data goes at PACE_GAIN times grant / srtt, in bursts of at most an
+ * eighth of the grant (PACE_BURST_MIN at least: a GSO send's worth). On
+ * a link of its own the pace is above what the path carries, and changes
+ * nothing. */
+#define PACE_GAIN_NUM 5
+#define PACE_GAIN_DEN 4
+#define PACE_BURST_MIN ((int64_t) 64 << 10)
+#define PACE_REFILL_MAX_NS (100 * 1000 * 1000)
+
+/* Bytes/s new data goes at; 0: not paced (no round trip yet, no grant). */
+static uint64_t pace_rate(const esp_conn_t *c)
+{
+    if (!c->p->cfg.pace || c->srtt_ns == 0 || c->peer_wnd > ((size_t) 0xffff << 10)) {
+        return 0;
+    }
+    return (uint64_t) c->peer_wnd * 1000000000ull / c->srtt_ns * PACE_GAIN_NUM / PACE_GAIN_DEN;
+}
+
+/* May new data go now? Its tokens accrue at the pace, up to a burst. */
+static bool pace_allows(esp_conn_t *c, uint64_t now)
+{
+    uint64_t rate = pace_rate(c);
+    if (rate == 0) {
+        return true;
+    }
+    if (now > c->pace_ns) {
+        uint64_t dt = now - c->pace_ns;
+        if (dt > PACE_REFILL_MAX_NS) {
+            dt = PACE_REFILL_MAX_NS;
+        }
+        int64_t burst = (int64_t) c->peer_wnd / 8;
+        if (burst < PACE_BURST_MIN) {
+            burst = PACE_BURST_MIN;
+        }
+        c->pace_tokens += (int64_t) (dt * (rate / 1000) / 1000000);
+        if (c->pace_tokens > burst) {
+            c->pace_tokens = burst;
+        }
+        c->pace_ns = now;
+    }
+    return c->pace_tokens > 0;
+}
+
+/* New data waits for its pace: the next tick pushes again. */
+static void pace_wait(esp_conn_t *c)
+{
+    if (!c->on_pace_list) {
+        c->on_pace_list = true;
+        c->pace_next = c->p->pace_list;
+        c->p->pace_list = c;
+        c->p->stats.pace_waits++;
+    }
+}
+
+void esp_pace_timers(esp_proto_t *p, uint64_t now)
+{
+    esp_conn_t *c = p->pace_list;
+    p->pace_list = NULL;
+    while (c != NULL) {
+        esp_conn_t *next = c->pace_next;
+        c->on_pace_list = false;
+        esp_push(c, now);
+        c = next;
+    }
+}
+
 /* What path pa delivers, bytes/s: measured, else (not yet) the best any
  * path of c delivers, so that it gets its share and gets measured; 0 while
  * none is measured. */
@@ -648,6 +721,10 @@ void esp_push(esp_conn_t *c, uint64_t now)
             }
             return;
         }
+        if (!pace_allows(c, now)) {
+            pace_wait(c);
+            return;
+        }
         esp_seg_t *s;
         if (!sring_reserve(c) || (s = seg_alloc(p, false)) == NULL) {
             return;   /* out of memory: try again on the next ACK or tick */
@@ -676,6 +753,7 @@ void esp_push(esp_conn_t *c, uint64_t now)
         }
         m->queued += piece;
         c->sendq_bytes -= piece;
+        c->pace_tokens -= (int64_t) piece;
         m->segs_out++;
         if (m->queued == m->len) {
             c->sendq_head = m->next;

@@ -3046,6 +3046,83 @@ static void long_rtt_grant(void)
 }
 
 /*
+ * Pacing (cfg.pace): on a 1 Gbit/s path with 2 ms each way, whose nodes
+ * are off their CPU 3 ms in every 20, the ACKs held over a stall reopen
+ * the grant at once and the sender hands its NIC all of it.
+ * Paced, the most it hands out in any 200 us (once the first round trips
+ * are measured) is at most half of that, and the stream is as fast (the
+ * pace is above what the path carries).
+ */
+#define BURST_WINDOW_NS (200 * US)
+#define BURST_FROM_NS (50 * MS)   /* after the first round trips: the stream's own */
+typedef struct burst_meter {
+    uint64_t t[8192];
+    uint32_t len[8192];
+    unsigned head, count;
+    uint64_t in_window, max;
+} burst_meter_t;
+
+static enum sim_verdict burst_hook(void *arg, unsigned src, unsigned dst, enum esp_channel ch,
+                                   const uint8_t *buf, size_t len, uint64_t now)
+{
+    burst_meter_t *m = arg;
+    (void) dst;
+    (void) ch;
+    if (src != 0 || len < ESP_HDR_LEN || buf[1] == ESP_T_ACK) {
+        return SIM_PASS;
+    }
+    while (m->count > 0 && now - m->t[m->head] > BURST_WINDOW_NS) {
+        m->in_window -= m->len[m->head];
+        m->head = (m->head + 1) % 8192;
+        m->count--;
+    }
+    if (m->count < 8192) {
+        unsigned k = (m->head + m->count++) % 8192;
+        m->t[k] = now;
+        m->len[k] = (uint32_t) len;
+        m->in_window += len;
+    }
+    if (m->in_window > m->max && now >= BURST_FROM_NS) {
+        m->max = m->in_window;
+    }
+    return SIM_PASS;
+}
+
+static void pace_spreads_grant(void)
+{
+    double good[2];
+    uint64_t burst[2], waits[2];
+    for (int pace = 0; pace < 2; pace++) {
+        world_t w;
+        static burst_meter_t m;
+        memset(&m, 0, sizeof(m));
+        mp_world(&w, 94, 1);
+        w.cfg.pace = pace;
+        w.netcfg.latency_ns = w.netcfg.prio_latency_ns = 2 * MS;
+        /* every node off its CPU 3 ms in 20: ACKs come in bursts */
+        w.netcfg.rx_rate_bps = 10e9;
+        w.netcfg.rx_queue_bytes = 8u << 20;
+        w.netcfg.rx_stall_every_ns = 20 * MS;
+        w.netcfg.rx_stall_ns = 3 * MS;
+        w.hook = burst_hook;
+        w.hook_arg = &m;
+        world_start(&w);
+        mp_snap_t a, b;
+        mp_stream(&w, 400, &a, &b);
+        good[pace] = mp_goodput(&a, &b);
+        burst[pace] = m.max;
+        waits[pace] = esp_proto_stats(w.nodes[0].p)->pace_waits;
+        world_fini(&w);
+    }
+    printf("    unpaced: %.1f MB/s, at most %" PRIu64 " KiB in %u us; paced: %.1f MB/s, at most %"
+           PRIu64 " KiB, %" PRIu64 " waits\n", good[0] / 1e6, burst[0] >> 10,
+           (unsigned) (BURST_WINDOW_NS / US), good[1] / 1e6, burst[1] >> 10, waits[1]);
+    CHECK(waits[0] == 0 && waits[1] > 0);
+    CHECK(burst[1] * 2 <= burst[0]);
+    CHECK(good[1] >= 0.95 * good[0]);
+}
+
+/*
  * One path reordering 2 % of datagrams (by up to 10x its latency), no
  * loss: every retransmission is spurious, and the engine should know it
  * (its count equals the receiver's duplicates, as in receiver_bound) to
@@ -3527,6 +3604,7 @@ int main(int argc, char **argv)
     CASE(long_rtt_grant, false);
     CASE(cpu_wait_widens_grant, false);
     CASE(spurious_count, false);
+    CASE(pace_spreads_grant, false);
     CASE(stress_eth_drop5, true);
     CASE(stress_eth_drop20, true);
     CASE(stress_loop_drop5, true);
