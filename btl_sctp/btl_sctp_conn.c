@@ -356,11 +356,6 @@ static int send_packet(bsctp_stack_t *st, bsctp_link_t *l, const uint8_t *buffer
 {
     int k = 0;
     if (l->num_paths > 1) {
-        uint32_t first, last;
-        if (bsctp_packet_tsns(buffer, length, &first, &last)) {
-            bsctp_recovery_sent(&l->recovery, first, last);
-            rtx_unexplained |= l->recovery.rtx;
-        }
         k = bsctp_paths_pick(l->paths, l->num_paths, st->nic_load, length);
         bsctp_paths_sent(l->paths, k, &st->nic_load[l->paths[k].nic], length, st->polled_ns);
     }
@@ -415,6 +410,10 @@ static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uin
     }
     uint32_t first = 0, last = 0;
     bool data = bsctp_packet_tsns(buffer, length, &first, &last);
+    if (data && l->num_paths > 1) {
+        bsctp_recovery_sent(&l->recovery, first, last);   /* usrsctp's sends, not the rescue's */
+        rtx_unexplained |= l->recovery.rtx;
+    }
     bsctp_rescue_sent(&l->rescue, buffer, length, data, first, last);
     if (data && st->cfg.test_drop_data != 0 && ++st->test_data_pkts == st->cfg.test_drop_data) {
         st->stats.test_dropped++;   /* TESTING ONLY: lost on the wire */
