@@ -50,7 +50,7 @@ static void engine_peer_failed(void *ctx, uint32_t peer, const char *why)
     mca_btl_esp_module_t *m = ctx;
     mca_btl_esp_endpoint_t *ep = opal_pointer_array_get_item(&m->peers, (int) peer);
     ebtl_module_peer_failed(&m->base, ep ? ep->proc : NULL, peer, why,
-                            mca_btl_esp_component.peer_timeout_s);
+                            mca_btl_esp_component.peer_timeout_s, false);
 }
 
 static int engine_unknown_peer(void *ctx, uint64_t id, uint32_t *peer)

@@ -325,7 +325,7 @@ void bsctp_assoc_fail(bsctp_stack_t *st, uint32_t link, const char *why)
     }
     l->failed = true;
     if (st->ops.peer_failed != NULL && l->user != NULL) {
-        st->ops.peer_failed(st->ctx, l->user, link, why);
+        st->ops.peer_failed(st->ctx, l->user, link, why, false);
     }
 }
 
@@ -593,7 +593,7 @@ static void association_ended(bsctp_stack_t *st, uint32_t index, bsctp_link_t *l
     if (failure && in_use && !st->closing) {
         l->failed = true;
         if (st->ops.peer_failed != NULL) {
-            st->ops.peer_failed(st->ctx, l->user, index, why);
+            st->ops.peer_failed(st->ctx, l->user, index, why, never_up);
         }
     }
 }

@@ -54,8 +54,10 @@ struct bsctp_conn_tx;       /* conn mode: the packets waiting for the end of a c
 typedef struct bsctp_stack_ops {
     /* A whole message from an identified peer; data is valid during the call. */
     void (*deliver)(void *ctx, void *peer_user, uint8_t tag, const void *data, size_t len);
-    /* The association to a peer in use is gone (lost, aborted, restarted). */
-    void (*peer_failed)(void *ctx, void *peer_user, uint32_t link, const char *why);
+    /* The association to a peer in use is gone (lost, aborted, restarted);
+     * never_up: none could be made at all. */
+    void (*peer_failed)(void *ctx, void *peer_user, uint32_t link, const char *why,
+                        bool never_up);
     /* A link nobody added (a UDP source we did not know) identified itself
      * as jobid/vpid of our job family: return 0 and *peer_user to accept it. */
     int (*identify)(void *ctx, uint32_t link, const ebtl_sockaddr_t *from, uint32_t jobid,

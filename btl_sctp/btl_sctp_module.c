@@ -42,12 +42,13 @@ static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data
     ebtl_module_deliver(ctx, peer_user, tag, data, len);
 }
 
-static void on_peer_failed(void *ctx, void *peer_user, uint32_t link, const char *why)
+static void on_peer_failed(void *ctx, void *peer_user, uint32_t link, const char *why,
+                           bool never_up)
 {
     mca_btl_sctp_module_t *m = ctx;
     mca_btl_sctp_endpoint_t *ep = peer_user;
     ebtl_module_peer_failed(&m->base, ep ? ep->proc : NULL, link, why,
-                            mca_btl_sctp_component.peer_timeout_s);
+                            mca_btl_sctp_component.peer_timeout_s, never_up);
 }
 
 /* A peer ob1 has not added yet (lazy add_procs) made an association to us. */

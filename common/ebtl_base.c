@@ -143,13 +143,13 @@ int ebtl_module_register_error(struct mca_btl_base_module_t *btl,
 }
 
 void ebtl_module_peer_failed(ebtl_module_t *m, opal_proc_t *proc, unsigned rank, const char *why,
-                             int peer_timeout_s)
+                             int peer_timeout_s, bool never_reached)
 {
     const char *name = m->super.btl_component->btl_version.mca_component_name;
     const char *host = ebtl_ompi_proc_host(proc);
     unsigned vpid = proc ? (unsigned) proc->proc_name.vpid : rank;
-    EBTL_SHOW_HELP("peer-failed", name, vpid, host, why, name, ebtl_help_host(), name,
-                   peer_timeout_s);
+    EBTL_SHOW_HELP(never_reached ? "peer-unreachable" : "peer-failed", name, vpid, host, why,
+                   name, ebtl_help_host(), name, peer_timeout_s);
     /* What ob1 prints when it aborts the job. */
     char desc[512];
     snprintf(desc, sizeof(desc), "btl %s: rank %u (host %s) %s; ending the job", name, vpid,

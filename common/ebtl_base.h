@@ -114,9 +114,10 @@ static inline void ebtl_module_deliver(ebtl_module_t *m, struct mca_btl_base_end
 /* A peer failed (why: what the transport saw): say so once, naming its rank
  * and host, and end the job through ob1's error callback. proc may be NULL
  * (then `rank` names it). peer_timeout_s: the component's setting, which
- * the message suggests raising. */
+ * the message suggests raising. never_reached: no connection to the peer
+ * was ever made (the advice is then about addresses, not the timeout). */
 void ebtl_module_peer_failed(ebtl_module_t *m, opal_proc_t *proc, unsigned rank, const char *why,
-                             int peer_timeout_s);
+                             int peer_timeout_s, bool never_reached);
 
 /* A process's identity as both components key peers: jobid << 32 | vpid. */
 static inline uint64_t ebtl_proc_id(opal_process_name_t name)

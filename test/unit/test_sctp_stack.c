@@ -47,6 +47,7 @@ typedef struct side {
     int bad;
     int failed;
     char why[512];           /* the last failure's reason */
+    bool never_up;           /* ... said no association was ever made */
     int identified;
     bool echo;               /* send every message back */
     uint32_t known_vpid;     /* a stranger of this vpid identifies too (besides 0) */
@@ -106,10 +107,11 @@ static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data
     }
 }
 
-static void on_failed(void *ctx, void *peer_user, uint32_t link, const char *why)
+static void on_failed(void *ctx, void *peer_user, uint32_t link, const char *why, bool never_up)
 {
     side_t *s = ctx;
     (void) peer_user;
+    s->never_up = never_up;
     printf("    %s: link %u failed: %s (out errors %llu)\n", s->name, link, why,
            (unsigned long long) s->st.stats.out_errors);
     snprintf(s->why, sizeof(s->why), "%s", why);
@@ -1092,6 +1094,36 @@ static void stranger_link_connects_to_listener(void)
     close_side(&b);
 }
 
+/* One-to-one: the port B published has no listener (B's process is gone,
+ * or it published another port). A's INIT is answered with ABORT: A fails
+ * the peer once, saying it never reached it (the help text then speaks of
+ * addresses, not of the peer timeout), instead of connecting for ever. */
+static void unreachable_listener_fails_once(void)
+{
+    side_t a, b;
+    CHECK(open_side(&a, "A", 5029, 0, JOB_KEY));
+    CHECK(open_side(&b, "B", 5030, 1, JOB_KEY));
+    int la = link_to(&a, &b, 1);
+    CHECK(la >= 0);
+    a.st.links[la].sctp_port = 5031;   /* nothing listens there */
+    uint8_t buf[108];
+    fill(buf, 0, 100);
+    uint64_t deadline = ebtl_dgram_now_ns() + 10000000000ull;
+    int rc;
+    while ((rc = bsctp_assoc_send(&a.st, (uint32_t) la, buf, sizeof(buf))) == -EAGAIN
+           && ebtl_dgram_now_ns() < deadline && !a.failed) {
+        poll_both(&a, &b);
+    }
+    printf("    send rc %d, A connected %llu time(s), failed %d (never up %d)\n", rc,
+           style_counter(&a, "connects"), a.failed, (int) a.never_up);
+    CHECK(a.failed == 1 && a.never_up);
+    CHECK_STR_CONTAINS(a.why, "could not be reached");
+    CHECK(style_counter(&a, "connects") == 1);
+    CHECK(b.received == 0 && b.failed == 0);
+    close_side(&a);
+    close_side(&b);
+}
+
 /* Inet mode: once the last stack closed, usrsctp's timer and receive
  * threads are gone (usrsctp_finish succeeded). */
 static void no_thread_left(void)
@@ -1309,6 +1341,7 @@ int main(int argc, char **argv)
         RUN("bsctp_stack one-to-one", other_job_refused);
         RUN("bsctp_stack one-to-one", both_send_first);
         RUN("bsctp_stack one-to-one", stranger_link_connects_to_listener);
+        RUN("bsctp_stack one-to-one", unreachable_listener_fails_once);
         RUN("bsctp_stack one-to-one", lost_fragment_found_by_number);
         RUN("bsctp_stack one-to-one", lost_fragment_found_by_audit);
     } else {
