@@ -22,12 +22,13 @@
  * to complete a graceful shutdown. */
 #define CLOSE_WAIT_NS (500ull * 1000000u)
 /* How often the stall watch looks, the least time it waits before it
- * declares the peer lost, and how long a stall lasts before the mode's
- * kick (with data unacknowledged usrsctp's T3 timer expires within
- * RTO.max, 100 ms by default, unless acknowledgements come). */
-#define WATCH_PERIOD_NS (500u * 1000000u)
+ * declares the peer lost, and the least a stall lasts before the mode's
+ * kick: with data unacknowledged usrsctp's T3 timer expires within
+ * RTO.max (100 ms by default) unless acknowledgements come, so three
+ * RTO.max without one is a stall, not a slow peer. */
+#define WATCH_PERIOD_NS (100u * 1000000u)
 #define STALL_MIN_MS 10000u
-#define KICK_AFTER_NS (1000u * 1000000u)
+#define KICK_MIN_MS 300u
 
 int bsctp_stack_link(bsctp_stack_t *st, const ebtl_sockaddr_t *udp, size_t nic, uint16_t sctp_port,
                      bool stranger)
@@ -131,7 +132,7 @@ void bsctp_stack_close(bsctp_stack_t *st)
  * the peer holding 30 behind a gap, no T3 expiry for 90 s. A link whose
  * unacknowledged chunks and queued bytes stay the same while no T3 timer
  * of the process expires and nothing is retransmitted has stalled: after
- * KICK_AFTER_NS the mode is asked to make usrsctp look again (conn: the
+ * 3 RTO.max (300 ms at least) the mode is asked to make usrsctp look again (conn: the
  * peer's last SACK once more, which runs its output); after STALL_MIN_MS
  * (or 3 RTO.max) its peer is declared lost, so the job ends with a
  * message. A peer that only stopped reading keeps T3 running (window
@@ -165,6 +166,8 @@ static void watch_stalls(bsctp_stack_t *st, uint64_t now)
     if (stall_ms < STALL_MIN_MS) {
         stall_ms = STALL_MIN_MS;
     }
+    uint64_t kick_ms = 3u * (uint64_t) st->cfg.rto_max_ms;
+    kick_ms = kick_ms < KICK_MIN_MS ? KICK_MIN_MS : kick_ms > stall_ms / 2 ? stall_ms / 2 : kick_ms;
     for (uint32_t i = 0; i < st->num_links; i++) {
         bsctp_link_t *l = &st->links[i];
         uint32_t unacked = 0, queued = 0;
@@ -182,7 +185,7 @@ static void watch_stalls(bsctp_stack_t *st, uint64_t now)
                      st->mode->name, l->watch_kicked ? "once" : "never", usr);
             bsctp_assoc_fail(st, i, why);
         } else if (have && unacked > 0 && !l->watch_kicked && st->mode->kick != NULL
-                   && now - l->watch_since_ns >= KICK_AFTER_NS) {
+                   && now - l->watch_since_ns >= kick_ms * 1000000u) {
             l->watch_kicked = true;
             st->stats.stall_kicks++;
             st->mode->kick(st, i);

@@ -53,7 +53,8 @@ static const ebtl_counter_t counters[] = {
     {"rx_held", "Packets of DATA that came by one path ahead of packets sent before them by "
                 "another, held until those came (at most 2 ms) so that usrsctp sees no false gap"},
     {"rx_hold_expired", "Holds that ended after 2 ms without the packets before them (lost)"},
-    {"stall_kicks", "Peers whose unacknowledged data usrsctp held for 1 s with no timer running "
+    {"stall_kicks", "Peers whose unacknowledged data usrsctp held for 3 RTO.max (300 ms at "
+                    "least) with no timer running "
                     "(a lost timer): usrsctp made to look again"},
     {"rescues", "Mode conn: those kicks that sent our own copies of the packets beyond the "
                 "peer's acknowledgement (kept once a link lost a packet), for usrsctp sent "
