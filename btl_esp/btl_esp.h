@@ -99,6 +99,7 @@ typedef struct mca_btl_esp_component {
     int put_release;             /* 1: a PUT completes when sent, its unacknowledged
                                     tail copied */
     int pace;                    /* 1: new data spread over the round trip (esp_send.c) */
+    int fair;                    /* 1: the grant split by what each sender delivered */
     int port_min;
     int free_list_max;
     int verbose;

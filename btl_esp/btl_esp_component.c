@@ -97,6 +97,7 @@ static bool esp_params_valid(void)
            && range_param("btl_esp_compact", c->compact, 0, 1)
            && range_param("btl_esp_put_release", c->put_release, 0, 1)
            && range_param("btl_esp_pace", c->pace, 0, 1)
+           && range_param("btl_esp_fair", c->fair, 0, 1)
            && range_param("btl_esp_gso", c->gso, 0, 1)
            && range_param("btl_esp_gro", c->gro, 0, 1)
            && range_param("btl_esp_max_paths", c->max_paths, 1, ESP_MAX_PATHS)
@@ -244,6 +245,10 @@ static int esp_component_register(void)
             "several senders to one busy receiver overflow the switch port before it less "
             "(7 -> 1 incast: 1.8 % of segments sent again, 0.3-0.5 % paced) but also keep it "
             "less full (goodput 6-9 % lower; docs/tuning.md). 0 (default): the grant at once"),
+        EBTL_PARAM_INT("fair", OPAL_INFO_LVL_5, &c->fair, 1,
+            "1 (default): several senders in a burst toward this process share its grant by "
+            "what each delivered in the last tens of milliseconds (a sender that fell behind "
+            "its equal share gets up to twice it, one ahead down to half); 0: equal split"),
         EBTL_PARAM_INT("verbose", OPAL_INFO_LVL_4, &c->verbose, 0,
             "1: print the protocol counters of each process at finalize"),
         EBTL_PARAM_INT("free_list_max", OPAL_INFO_LVL_9, &c->free_list_max, -1,

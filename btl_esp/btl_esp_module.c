@@ -99,6 +99,7 @@ static void engine_config(mca_btl_esp_module_t *m, esp_proto_config_t *cfg)
     cfg->compact = c->compact != 0;
     cfg->release = c->put_release != 0;
     cfg->pace = c->pace != 0;
+    cfg->fair = c->fair != 0;
 }
 
 static int add_one_proc(ebtl_module_t *base, opal_proc_t *proc, const ebtl_modex_addr_t *addrs,

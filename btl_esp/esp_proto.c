@@ -38,6 +38,7 @@ void esp_proto_config_default(esp_proto_config_t *cfg)
     cfg->compact = true;
     cfg->release = true;
     cfg->pace = false;   /* measured: fewer losses, less goodput (docs/tuning.md) */
+    cfg->fair = true;
 }
 
 /* A handshake's round trip longer than this is not taken for the path's. */

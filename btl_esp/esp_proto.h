@@ -93,6 +93,8 @@ typedef struct esp_proto_config {
                                   are copied for resending */
     bool pace;                 /* spread what the grant allows over the round trip
                                   instead of sending it at once (esp_send.c) */
+    bool fair;                 /* split the grant among senders by what each
+                                  delivered lately, not equally (esp_recv.c) */
     uint32_t isn;              /* tests: first sequence number (0: random) */
     bool no_loss_reports;      /* tests: behave as a peer without ESP_O_LOSS */
 } esp_proto_config_t;

@@ -217,6 +217,12 @@ struct esp_conn {
     uint32_t rx_ahead;             /* slots received beyond rcv_nxt */
     uint32_t rx_high;              /* after the highest sequence number received */
     bool rx_active;                /* the peer is in a burst (TXS seen, no TXF) */
+    /* its fair share (cfg.fair): bytes it delivered this epoch, what it
+     * fell short of the equal share (decayed; negative: ahead), and its
+     * weight in the grant's split, ESP_FAIR_ONE + fair_adjust */
+    uint64_t fair_bytes;
+    int64_t fair_credit;
+    int32_t fair_adjust;
     /* reassembly of the fragment being received in CHUNKs */
     uint8_t *asm_buf;
     size_t asm_cap, asm_len, asm_filled;
@@ -256,6 +262,7 @@ struct esp_proto {
     uint64_t drain_bytes, drain_from_ns;
     uint64_t drain_rate;
     uint64_t cpu_wait_ns;          /* esp_proto_set_cpu_wait */
+    uint64_t fair_from_ns;         /* the fair shares' epoch began then */
     unsigned depth;                /* nesting of input/tick (completions run at 0) */
     uint64_t now;                  /* latest time any entry point was given */
     esp_proto_stats_t stats;

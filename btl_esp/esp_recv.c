@@ -110,6 +110,72 @@ void esp_proto_set_cpu_wait(esp_proto_t *p, uint64_t ns)
     p->cpu_wait_ns = ns;
 }
 
+/*
+ * Fair shares (cfg.fair). An equal split of the grant is not an equal
+ * share of the link where ranks wait for CPUs: a sender that runs less
+ * often, or loses more at a full switch port and waits for its repair,
+ * moves less with the same grant (the 7 -> 1 incast: 10 against 24 MB/s).
+ * Every FAIR_EPOCH_NS the receiver compares what each sender in a burst
+ * delivered with the equal share; the shortfall, decayed by a quarter an
+ * epoch, raises the sender's weight in the split, an excess lowers it,
+ * within [1/2, 2] of the equal share. Senders joining a burst start equal.
+ */
+#define FAIR_EPOCH_NS (10 * 1000 * 1000)
+#define FAIR_ONE 256
+
+static void fair_epoch(esp_proto_t *p, uint64_t now)
+{
+    p->fair_from_ns = now;
+    unsigned n = 0;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        const esp_conn_t *o = p->conns[i];
+        if (o != NULL && o->rx_active) {
+            n++;
+            total += o->fair_bytes;
+        }
+    }
+    int64_t share = n ? (int64_t) (total / n) : 0;
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < p->nconns; i++) {
+        esp_conn_t *o = p->conns[i];
+        if (o == NULL || !o->rx_active || n < 2 || share == 0) {
+            if (o != NULL) {
+                o->fair_credit = 0;
+                o->fair_adjust = 0;
+                o->fair_bytes = 0;
+            }
+            continue;
+        }
+        o->fair_credit = o->fair_credit * 3 / 4 + (share - (int64_t) o->fair_bytes);
+        int64_t w = FAIR_ONE + o->fair_credit * FAIR_ONE / (2 * share);
+        w = w < FAIR_ONE / 2 ? FAIR_ONE / 2 : w > 2 * FAIR_ONE ? 2 * FAIR_ONE : w;
+        o->fair_adjust = (int32_t) (w - FAIR_ONE);
+        o->fair_bytes = 0;
+        sum += w;
+    }
+    /* The weights average one: the split still sums to the grant. */
+    for (uint32_t i = 0; sum > 0 && i < p->nconns; i++) {
+        esp_conn_t *o = p->conns[i];
+        if (o != NULL && o->rx_active) {
+            o->fair_adjust = (int32_t) ((FAIR_ONE + o->fair_adjust) * (int64_t) n * FAIR_ONE / sum
+                                        - FAIR_ONE);
+        }
+    }
+}
+
+static void fair_note(esp_conn_t *c, size_t bytes, uint64_t now)
+{
+    esp_proto_t *p = c->p;
+    if (!p->cfg.fair) {
+        return;
+    }
+    c->fair_bytes += bytes;
+    if (now - p->fair_from_ns >= FAIR_EPOCH_NS) {
+        fair_epoch(p, now);
+    }
+}
+
 /* Bytes c's peer may have in flight toward us beyond what we acknowledged. */
 static size_t grant(const esp_conn_t *c)
 {
@@ -127,7 +193,9 @@ static size_t grant(const esp_conn_t *c)
     if (total > p->cfg.rcv_budget) {
         total = p->cfg.rcv_budget;
     }
-    return (size_t) total / (p->active_senders ? p->active_senders : 1);
+    uint64_t weight = p->cfg.fair && c->rx_active ? (uint64_t) (FAIR_ONE + c->fair_adjust)
+                                                   : FAIR_ONE;
+    return (size_t) (total * weight / FAIR_ONE / (p->active_senders ? p->active_senders : 1));
 }
 
 /* ------------------------------------------------------------------ ACKs */
@@ -304,6 +372,9 @@ static void note_activity(esp_conn_t *c, uint8_t flags)
         return;
     }
     esp_proto_t *p = c->p;
+    c->fair_credit = 0;   /* a new burst starts from the equal share */
+    c->fair_adjust = 0;
+    c->fair_bytes = 0;
     if (c->rx_active) {
         p->active_senders++;
     } else {
@@ -590,6 +661,7 @@ void esp_recv_data(esp_conn_t *c, const esp_parsed_t *d, uint64_t now)
         c->rx_high = q + 1;
     }
     drain_note(p, d->payload_len, now);
+    fair_note(c, d->payload_len, now);
     p->stats.segs_rx++;
     p->stats.bytes_rx += d->payload_len;
     c->path[c->rx_path].segs_rx++;
