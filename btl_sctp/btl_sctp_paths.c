@@ -255,6 +255,19 @@ bool bsctp_packet_sack(const uint8_t *pkt, size_t len, bsctp_sack_t *s)
         }
         s->cum = be32(pkt + c.at + 4);
         s->gaps = (uint16_t) (pkt[c.at + 12] << 8 | pkt[c.at + 13]);
+        /* gap blocks: 16-bit start and end offsets from the cumulative ack */
+        s->gap_n = 0;
+        for (size_t g = c.at + 16; s->gap_n < s->gaps && s->gap_n < BSCTP_SACK_GAPS
+                                   && g + 4 <= c.at + c.len; g += 4) {
+            uint16_t lo = (uint16_t) (pkt[g] << 8 | pkt[g + 1]);
+            uint16_t hi = (uint16_t) (pkt[g + 2] << 8 | pkt[g + 3]);
+            if (lo == 0 || hi < lo) {
+                break;   /* not a gap block (RFC 9260 3.3.4) */
+            }
+            s->gap_lo[s->gap_n] = s->cum + lo;
+            s->gap_hi[s->gap_n] = s->cum + hi;
+            s->gap_n++;
+        }
         s->off = c.at;
         s->len = c.padded < len - c.at ? c.padded : len - c.at;
         return true;

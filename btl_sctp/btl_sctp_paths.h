@@ -105,10 +105,15 @@ int bsctp_probe_parse(const uint8_t *buf, size_t len, uint32_t *nonce);
 bool bsctp_packet_tsns(const uint8_t *pkt, size_t len, uint32_t *first, uint32_t *last);
 
 /* The SACK chunk of an SCTP packet (type 3): its cumulative TSN ack, its
- * gap blocks, and where it lies (offset, length padded to 4 bytes). */
+ * number of gap blocks and the TSNs of the first BSCTP_SACK_GAPS of them
+ * (each lo..hi received, gap_n of them read), and where it lies (offset,
+ * length padded to 4 bytes). */
+#define BSCTP_SACK_GAPS 4
 typedef struct bsctp_sack {
     uint32_t cum;
     uint16_t gaps;
+    uint16_t gap_n;
+    uint32_t gap_lo[BSCTP_SACK_GAPS], gap_hi[BSCTP_SACK_GAPS];
     size_t off, len;
 } bsctp_sack_t;
 /* True with *s when the packet has a SACK chunk; false when it has none

@@ -364,6 +364,33 @@ static void test_packet_sack_found_and_cut(void)
     CHECK(!bsctp_packet_sack(only, 12 + 12, &sk));
 }
 
+/* The gap blocks' TSNs: as many as the chunk holds and BSCTP_SACK_GAPS
+ * keeps, a count claiming more than the chunk carries read only as far as
+ * it goes, and a block that is none (start 0, or end before start) ends
+ * the reading. */
+static void test_packet_sack_gap_blocks(void)
+{
+    uint8_t pkt[128] = {0};
+    bsctp_sack_t sk;
+    size_t n = 12 + sack_chunk(pkt + 12, 0xfffffffeu, 6);
+    static const uint16_t blocks[6][2] = {{2, 3}, {5, 5}, {8, 10}, {12, 12}, {14, 15}, {20, 21}};
+    for (int k = 0; k < 6; k++) {
+        uint8_t *b = pkt + 12 + 16 + 4 * k;
+        b[0] = (uint8_t) (blocks[k][0] >> 8), b[1] = (uint8_t) blocks[k][0];
+        b[2] = (uint8_t) (blocks[k][1] >> 8), b[3] = (uint8_t) blocks[k][1];
+    }
+    CHECK(bsctp_packet_sack(pkt, n, &sk) && sk.gaps == 6 && sk.gap_n == BSCTP_SACK_GAPS);
+    CHECK(sk.gap_lo[0] == 0 && sk.gap_hi[0] == 1);   /* across the TSN wrap */
+    CHECK(sk.gap_lo[2] == 6 && sk.gap_hi[2] == 8 && sk.gap_lo[3] == 10 && sk.gap_hi[3] == 10);
+    pkt[12 + 3] = 16 + 4 * 2;   /* the chunk says 6 blocks but holds 2 */
+    CHECK(bsctp_packet_sack(pkt, 12 + 16 + 8, &sk) && sk.gaps == 6 && sk.gap_n == 2);
+    pkt[12 + 3] = 16 + 4 * 6;
+    pkt[12 + 16 + 4 + 1] = 0;   /* the second block starts at 0: not a block */
+    CHECK(bsctp_packet_sack(pkt, n, &sk) && sk.gap_n == 1);
+    pkt[12 + 16 + 1] = 4;   /* the first ends before it starts */
+    CHECK(bsctp_packet_sack(pkt, n, &sk) && sk.gap_n == 0);
+}
+
 static void test_recovery_ends_on_the_sack_usrsctp_needs(void)
 {
     bsctp_recovery_t r;
@@ -424,6 +451,7 @@ int main(int argc, char **argv)
     RUN("bsctp_paths", test_probe_round_trip_and_foreign_bytes);
     RUN("bsctp_paths", test_packet_tsns);
     RUN("bsctp_paths", test_packet_sack_found_and_cut);
+    RUN("bsctp_paths", test_packet_sack_gap_blocks);
     RUN("bsctp_paths", test_recovery_ends_on_the_sack_usrsctp_needs);
     return UNIT_RESULT();
 }
