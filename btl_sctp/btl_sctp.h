@@ -47,6 +47,7 @@ typedef struct mca_btl_sctp_component {
     int port;
     int rto_min_ms, rto_max_ms, rto_init_ms;
     int sack_delay_ms;
+    int tail_probe_ms;
     int sack_freq;
     int sack_immediately;
     int peer_timeout_s;

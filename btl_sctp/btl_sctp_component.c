@@ -64,6 +64,8 @@ static bool bsctp_params_valid(void)
                                  err, sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_sack_delay", c->sack_delay_ms, 0, 500, err,
                                  sizeof(err)) != 0
+        || ebtl_param_check_range("btl_sctp_tail_probe", c->tail_probe_ms, 0, 60000, err,
+                                  sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_peer_timeout", c->peer_timeout_s, 1, 86400, err,
                                  sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_heartbeat", c->heartbeat_ms, 0, 600000, err,
@@ -281,6 +283,12 @@ static int bsctp_component_register(void)
             "Delayed-SACK timer, ms (usrsctp's default 200): how long a SACK waits for a "
             "packet to ride on or for sack_freq packets. Short, so that a sender whose window "
             "is smaller than sack_freq packets (after a timeout under loss) waits little"),
+        EBTL_PARAM_INT("tail_probe", OPAL_INFO_LVL_5, &k->tail_probe_ms, 3,
+            "Mode conn: after a link lost a packet, packets the peer has not reported "
+            "receiving are sent again when neither usrsctp sent nor the peer's SACKs moved "
+            "for this many ms (usrsctp's own timer waits its RTO, 20-60 ms on a LAN): the "
+            "lost last packet of an exchange costs that, not the RTO. Raised to sack_delay + 1 "
+            "if below (a tail's SACK may wait sack_delay); 0: off"),
         EBTL_PARAM_INT("sack_freq", OPAL_INFO_LVL_5, &k->sack_freq, 4,
             "Packets received that make the receiver send a SACK at once (SCTP_DELAYED_SACK "
             "sack_freq; usrsctp's default 2). With 4, a message of up to 4 packets answered at "

@@ -414,7 +414,8 @@ static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uin
         bsctp_recovery_sent(&l->recovery, first, last);   /* usrsctp's sends, not the rescue's */
         rtx_unexplained |= l->recovery.rtx;
     }
-    bsctp_rescue_sent(&l->rescue, buffer, length, data, first, last);
+    bsctp_rescue_sent(&l->rescue, buffer, length, data, first, last,
+                      data ? ebtl_dgram_now_ns() : 0);
     if (data && st->cfg.test_drop_data != 0 && ++st->test_data_pkts == st->cfg.test_drop_data) {
         st->stats.test_dropped++;   /* TESTING ONLY: lost on the wire */
         return 0;
@@ -775,7 +776,7 @@ static void take_datagram(bsctp_stack_t *st, size_t s, ebtl_dgram_msg_t *m, uint
     bool small = m->len <= BSCTP_LAST_SACK_MAX;
     if ((small || (st->frame_pmtu != 0 && !l->lossy) || l->rescue.count > 0)
         && bsctp_packet_sack(m->buf, m->len, &sk)) {
-        bsctp_rescue_acked(&l->rescue, sk.cum);
+        bsctp_rescue_acked(&l->rescue, sk.cum, sk.gap_lo, sk.gap_hi, sk.gap_n, now);
         if (small) {
             memcpy(l->last_sack, m->buf, m->len);   /* for conn_kick */
             l->last_sack_len = (uint16_t) m->len;
@@ -906,12 +907,48 @@ static void conn_kick(bsctp_stack_t *st, uint32_t link)
     }
 }
 
+/* The tail probe (btl_sctp_rescue.h): on each link whose peer's SACKs and
+ * usrsctp's sends have been still for tail_probe_ms with packets beyond
+ * the peer's cumulative ack, the copies its last SACK does not report go
+ * again, at most TAIL_PROBE_PKTS (the oldest: the cumulative ack's hole
+ * first; the peer's answer shows what else is missing). */
+#define TAIL_PROBE_PKTS 8u
+#define TAIL_CHECK_NS (1000u * 1000u)
+
+static void probe_tails(bsctp_stack_t *st, uint64_t now)
+{
+    if (st->cfg.tail_probe_ms == 0 || now - st->tail_check_ns < TAIL_CHECK_NS) {
+        return;
+    }
+    st->tail_check_ns = now;
+    uint64_t quiet = (uint64_t) st->cfg.tail_probe_ms * 1000000u;
+    for (uint32_t k = 0; k < st->num_links; k++) {
+        bsctp_link_t *l = &st->links[k];
+        if (l->rescue.count == 0 || !bsctp_rescue_probe_due(&l->rescue, now, quiet)) {
+            continue;
+        }
+        uint32_t i = 0, sent = 0;
+        size_t len;
+        const uint8_t *copy;
+        while (sent < TAIL_PROBE_PKTS
+               && (copy = bsctp_rescue_next_missing(&l->rescue, &i, &len)) != NULL) {
+            sent += send_packet(st, l, copy, len) == 0;
+        }
+        if (sent > 0) {
+            st->stats.tail_probes++;
+            st->stats.tail_probe_pkts += sent;
+            conn_flush(st);
+        }
+    }
+}
+
 static int conn_poll(bsctp_stack_t *st)
 {
     uint64_t now = ebtl_dgram_now_ns();
     st->polled_ns = now;
     int n = read_input(st, now);
     expire_held(st, now);
+    probe_tails(st, now);
     if (!st->cfg.test_no_timers) {
         advance_timers(now / 1000000u);
     }

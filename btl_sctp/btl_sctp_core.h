@@ -85,6 +85,8 @@ typedef struct bsctp_stack_config {
     uint32_t peer_timeout_ms;    /* retransmissions to a silent peer before it is lost */
     uint16_t streams;
     uint32_t sack_delay_ms;
+    uint32_t tail_probe_ms;      /* conn mode: a quiet link's unreported packets sent again
+                                    after this long (btl_sctp_rescue.h); 0: off */
     uint32_t sack_freq;          /* packets that make a SACK go at once (1: every packet) */
     bool sack_immediately;       /* one-packet messages ask for an immediate SACK */
     uint32_t jobid, vpid;        /* who we are, for the identification message */
@@ -139,6 +141,8 @@ typedef struct bsctp_stack_stats {
                                                    stall watch, btl_sctp_stack.c) */
     uint64_t rescues, rescued_pkts;             /* kicks that sent kept copies (mode conn:
                                                    btl_sctp_rescue.h), and the packets sent */
+    uint64_t tail_probes, tail_probe_pkts;      /* tail probes (the same copies, early) and
+                                                   the packets they sent */
     uint64_t rx_lost;                           /* peers failed over a lost message: a number
                                                    out of order, or an audit's claim missing */
     uint64_t audits_tx, audits_rx;              /* idle audits sent and read (btl_sctp_seq.h) */
@@ -270,6 +274,8 @@ typedef struct bsctp_stack {
     uint64_t paths_tick_ns;       /* the last look at the paths' timers */
     uint64_t input_datagrams;     /* datagrams handed to usrsctp so far */
     uint64_t polled_ns;           /* the clock at the last poll */
+    uint64_t tail_check_ns;       /* conn mode: when the links were last looked at for
+                                     tail probes */
     struct bsctp_seg_table *segs; /* packets being put together (cfg.packet); NULL: none yet */
     uint16_t seg_id;              /* the id of the next packet sent in segments */
     uint32_t frame_pmtu;          /* cfg.packet larger: a frame's path MTU (lossy links'); 0 */

@@ -89,15 +89,18 @@ static void keep(bsctp_rescue_t *r, const uint8_t *pkt, size_t len, uint32_t fir
 }
 
 bool bsctp_rescue_sent(bsctp_rescue_t *r, const uint8_t *pkt, size_t len, bool has_data,
-                       uint32_t first, uint32_t last)
+                       uint32_t first, uint32_t last, uint64_t now)
 {
     if (!has_data || r->cap == 0 || len < 12) {
         return false;
     }
+    r->moved_ns = now;
+    r->probed = false;
     if (r->sent_any && vtag_of(pkt) != r->vtag) {
         /* a new association: its TSNs start elsewhere, the copies are void */
         r->count = r->head = 0;
         r->sent_any = r->keeping = r->cum_known = false;
+        r->gap_n = 0;
     }
     r->vtag = vtag_of(pkt);
     if (r->sent_any && !tsn_gt(first, r->hi)) {
@@ -114,15 +117,62 @@ bool bsctp_rescue_sent(bsctp_rescue_t *r, const uint8_t *pkt, size_t len, bool h
     return true;
 }
 
-void bsctp_rescue_acked(bsctp_rescue_t *r, uint32_t cum)
+void bsctp_rescue_acked(bsctp_rescue_t *r, uint32_t cum, const uint32_t *lo, const uint32_t *hi,
+                        unsigned n, uint64_t now)
 {
-    if (!r->cum_known || tsn_gt(cum, r->cum)) {
-        r->cum = cum;
-        r->cum_known = true;
+    bool newer = !r->cum_known || tsn_gt(cum, r->cum);
+    if (!newer && cum != r->cum) {
+        return;   /* older than one seen: its gap blocks too */
+    }
+    /* moved: a higher cum, or the highest TSN reported beyond it */
+    uint32_t top = n > 0 ? hi[n - 1] : cum, old_top = r->gap_n > 0 ? r->gap_hi[r->gap_n - 1] : r->cum;
+    if (newer || tsn_gt(top, old_top)) {
+        r->moved_ns = now;
+        r->probed = false;
+    }
+    r->cum = cum;
+    r->cum_known = true;
+    r->gap_n = n < BSCTP_RESCUE_GAPS ? n : BSCTP_RESCUE_GAPS;
+    for (unsigned k = 0; k < r->gap_n; k++) {
+        r->gap_lo[k] = lo[k];
+        r->gap_hi[k] = hi[k];
     }
     while (r->count > 0 && !tsn_gt(at(r, 0)->last, r->cum)) {
         drop_oldest(r);
     }
+}
+
+bool bsctp_rescue_probe_due(bsctp_rescue_t *r, uint64_t now, uint64_t quiet_ns)
+{
+    if (r->probed || r->count == 0 || !r->cum_known || !tsn_gt(r->hi, r->cum)
+        || now - r->moved_ns < quiet_ns) {
+        return false;
+    }
+    r->probed = true;
+    return true;
+}
+
+static bool reported(const bsctp_rescue_t *r, const bsctp_rescue_pkt_t *p)
+{
+    for (uint32_t k = 0; k < r->gap_n; k++) {
+        if (!tsn_gt(r->gap_lo[k], p->first) && !tsn_gt(p->last, r->gap_hi[k])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+const uint8_t *bsctp_rescue_next_missing(const bsctp_rescue_t *r, uint32_t *i, size_t *len)
+{
+    for (; *i < r->count; (*i)++) {
+        const bsctp_rescue_pkt_t *p = at(r, *i);
+        if (tsn_gt(p->last, r->cum) && !reported(r, p)) {
+            (*i)++;
+            *len = p->len;
+            return r->space + p->off;
+        }
+    }
+    return NULL;
 }
 
 const uint8_t *bsctp_rescue_next(const bsctp_rescue_t *r, uint32_t *i, size_t *len)

@@ -60,6 +60,9 @@ static const ebtl_counter_t counters[] = {
                 "peer's acknowledgement (kept once a link lost a packet), for usrsctp sent "
                 "none again"},
     {"rescued_pkts", "Packets those rescues sent"},
+    {"tail_probes", "Mode conn: tail probes, our copies of the packets a quiet peer had not "
+                    "reported sent again after btl_sctp_tail_probe ms (a lost last packet)"},
+    {"tail_probe_pkts", "Packets those probes sent"},
     {"seg_tx", "Mode conn with btl_sctp_packet: SCTP packets larger than a datagram, sent in "
                "segments"},
     {"seg_rx", "Such packets put back together"},
@@ -149,7 +152,7 @@ static void collect(const mca_btl_sctp_module_t *m, uint64_t v[NCOUNTERS], ebtl_
         s->assoc_up, s->assoc_lost, s->assoc_rejected, s->rx_bad, s->rx_unidentified,
         s->rx_unknown_src, s->assoc_unknown, m->stack.num_links, s->path_downs, s->path_ups,
         s->probes_tx, s->probes_rx, s->rx_held, s->rx_hold_expired, s->stall_kicks, s->rescues,
-        s->rescued_pkts, s->seg_tx, s->seg_rx,
+        s->rescued_pkts, s->tail_probes, s->tail_probe_pkts, s->seg_tx, s->seg_rx,
         m->stack.segs != NULL ? m->stack.segs->lost + m->stack.segs->bad : 0, s->seg_shrinks,
         s->sacks_withheld, s->rx_lost, s->audits_tx, s->audits_rx, s->audit_shorts,
         s->audit_pokes, s->resend_asks, s->resent_tx, s->resent_rx, s->rx_dups, s->test_dropped,

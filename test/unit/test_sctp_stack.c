@@ -138,6 +138,7 @@ static ebtl_if_t lo;
 static bool one_to_one;   /* the style the socket tests run in */
 
 static uint64_t drop_msg;   /* the next side opened drops its n-th fragment (0: none) */
+static uint32_t rto_min_ms = 20;   /* usrsctp's RTO.min of the sides opened next */
 
 static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key,
                            bool crc32c, size_t so_rcvbuf, size_t so_sndbuf)
@@ -153,9 +154,9 @@ static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t 
         .so_rcvbuf = so_rcvbuf,
         .so_sndbuf = so_sndbuf,
         .max_msg = MAX_PAYLOAD + sizeof(bsctp_wire_hdr_t),
-        .rto_min_ms = 20,
-        .rto_max_ms = 100,
-        .rto_init_ms = 50,
+        .rto_min_ms = rto_min_ms,
+        .rto_max_ms = rto_min_ms > 100 ? rto_min_ms : 100,
+        .rto_init_ms = rto_min_ms > 50 ? rto_min_ms : 50,
         .peer_timeout_ms = 30000,
         .streams = 16,
         .sack_delay_ms = 10,
@@ -1213,6 +1214,75 @@ static void send_seq(side_t *a, side_t *b, int l, uint32_t seq, uint32_t count, 
     }
 }
 
+/* Mode conn's tail probe (btl_sctp_rescue.h): once a link has lost a
+ * packet, the lost only packet of a message is sent again by the probe
+ * after tail_probe_ms of quiet, before usrsctp's T3 timer (RTO.min 300 ms
+ * here) expires; with the probe off, only that timer sends it. */
+static double tail_loss_secs(side_t *a, side_t *b, int l, uint32_t seq, uint32_t probe_ms,
+                             uint64_t *t3, uint64_t deadline)
+{
+    uint32_t unacked = 1, queued;
+    while (unacked != 0 && ebtl_dgram_now_ns() < deadline) {
+        poll_both(a, b);   /* everything acknowledged first */
+        CHECK(bsctp_assoc_outstanding(&a->st, (uint32_t) l, &unacked, &queued));
+    }
+    struct sctpstat u0, u1;
+    usrsctp_get_stat(&u0);
+    a->st.cfg.tail_probe_ms = probe_ms;
+    a->st.cfg.test_drop_data = a->st.test_data_pkts + 1;
+    uint64_t t0 = ebtl_dgram_now_ns();
+    send_seq(a, b, l, seq, 1, 1000, deadline);
+    while (b->received < seq + 1 && !a->failed && !b->failed && ebtl_dgram_now_ns() < deadline) {
+        poll_both(a, b);
+    }
+    double secs = (double) (ebtl_dgram_now_ns() - t0) / 1e9;
+    usrsctp_get_stat(&u1);
+    *t3 = u1.sctps_timodata - u0.sctps_timodata;
+    CHECK(b->received == seq + 1);
+    return secs;
+}
+
+static void tail_probe_repairs_a_lost_last_packet(void)
+{
+    side_t a, b;
+    rto_min_ms = 300;
+    bool opened = open_side(&a, "A", 5031, 0, JOB_KEY) && open_side(&b, "B", 5032, 1, JOB_KEY);
+    rto_min_ms = 20;
+    CHECK(opened);
+    int l = link_to(&a, &b, 1);
+    CHECK(l >= 0);
+    uint64_t deadline = ebtl_dgram_now_ns() + 30000000000ull;
+    send_seq(&a, &b, l, 0, 5, 1000, deadline);   /* the association up */
+    while (b.received < 5 && ebtl_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);
+    }
+    /* A packet lost mid-stream: usrsctp sends it again; the copies go on. */
+    a.st.cfg.test_drop_data = a.st.test_data_pkts + 3;
+    send_seq(&a, &b, l, 5, 40, 4000, deadline);
+    while (b.received < 45 && ebtl_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);
+    }
+    CHECK(b.received == 45 && a.st.links[l].rescue.keeping);
+    uint64_t t3_off, t3_on;
+    double off = tail_loss_secs(&a, &b, l, 45, 0, &t3_off, deadline);
+    uint64_t probes_off = a.st.stats.tail_probes;
+    double on = tail_loss_secs(&a, &b, l, 46, 15, &t3_on, deadline);
+    printf("    lost last packet: probe off %.3f s (T3 expiries %llu), probe on (15 ms) %.3f s "
+           "(T3 expiries %llu, probes %llu, packets %llu)\n", off, (unsigned long long) t3_off, on,
+           (unsigned long long) t3_on, (unsigned long long) a.st.stats.tail_probes,
+           (unsigned long long) a.st.stats.tail_probe_pkts);
+    CHECK(probes_off == 0 && t3_off >= 1 && off >= 0.25);   /* usrsctp's T3 did it */
+    CHECK(a.st.stats.tail_probes == 1 && a.st.stats.tail_probe_pkts == 1);
+    CHECK(t3_on == 0 && on < 0.25);   /* the probe did it, before any T3 */
+    send_seq(&a, &b, l, 47, 10, 1000, deadline);   /* and on as before */
+    while (b.received < 57 && ebtl_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);
+    }
+    CHECK(b.received == 57 && a.failed == 0 && b.failed == 0 && b.bad == 0);
+    close_side(&a);
+    close_side(&b);
+}
+
 /* Mode conn's rescue of a lost T3 timer (btl_sctp_rescue.h): a packet lost
  * and retransmitted turns the copies on; then, with usrsctp's timers held
  * still (as when it lost its T3), the only packet of a message is lost. No
@@ -1332,6 +1402,7 @@ int main(int argc, char **argv)
         RUN(SUITE, crc32c_checked);   /* our check on our UDP sockets: conn mode */
         RUN(SUITE, kick_is_harmless);   /* conn mode's kick */
         RUN(SUITE, rescue_sends_what_usrsctp_does_not);   /* ... and its rescue */
+        RUN(SUITE, tail_probe_repairs_a_lost_last_packet);   /* ... and its tail probe */
         one_to_one = true;
         RUN("bsctp_stack one-to-one", sizes_both_ways);
         RUN("bsctp_stack one-to-one", stream_fills_send_buffer);
