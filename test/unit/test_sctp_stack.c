@@ -1214,6 +1214,28 @@ static void send_seq(side_t *a, side_t *b, int l, uint32_t seq, uint32_t count, 
     }
 }
 
+/* send_seq, then polls until b has them all. */
+static void send_all(side_t *a, side_t *b, int l, uint32_t seq, uint32_t count, size_t len,
+                     uint64_t deadline)
+{
+    send_seq(a, b, l, seq, count, len, deadline);
+    while (b->received < seq + count && !a->failed && !b->failed && ebtl_dgram_now_ns() < deadline) {
+        poll_both(a, b);
+    }
+    CHECK(b->received == seq + count);
+}
+
+/* Messages 0-4, then 5-44 with their 3rd packet lost: usrsctp sends it
+ * again (fast or by T3), which turns mode conn's copies on. */
+static void lose_one_mid_stream(side_t *a, side_t *b, int l, uint64_t deadline)
+{
+    send_all(a, b, l, 0, 5, 1000, deadline);   /* the association up */
+    CHECK(!a->st.links[l].rescue.keeping);
+    a->st.cfg.test_drop_data = a->st.test_data_pkts + 3;
+    send_all(a, b, l, 5, 40, 4000, deadline);
+    CHECK(a->st.links[l].rescue.keeping);
+}
+
 /* Mode conn's tail probe (btl_sctp_rescue.h): once a link has lost a
  * packet, the lost only packet of a message is sent again by the probe
  * after tail_probe_ms of quiet, before usrsctp's T3 timer (RTO.min 300 ms
@@ -1231,14 +1253,10 @@ static double tail_loss_secs(side_t *a, side_t *b, int l, uint32_t seq, uint32_t
     a->st.cfg.tail_probe_ms = probe_ms;
     a->st.cfg.test_drop_data = a->st.test_data_pkts + 1;
     uint64_t t0 = ebtl_dgram_now_ns();
-    send_seq(a, b, l, seq, 1, 1000, deadline);
-    while (b->received < seq + 1 && !a->failed && !b->failed && ebtl_dgram_now_ns() < deadline) {
-        poll_both(a, b);
-    }
+    send_all(a, b, l, seq, 1, 1000, deadline);
     double secs = (double) (ebtl_dgram_now_ns() - t0) / 1e9;
     usrsctp_get_stat(&u1);
     *t3 = u1.sctps_timodata - u0.sctps_timodata;
-    CHECK(b->received == seq + 1);
     return secs;
 }
 
@@ -1252,17 +1270,7 @@ static void tail_probe_repairs_a_lost_last_packet(void)
     int l = link_to(&a, &b, 1);
     CHECK(l >= 0);
     uint64_t deadline = ebtl_dgram_now_ns() + 30000000000ull;
-    send_seq(&a, &b, l, 0, 5, 1000, deadline);   /* the association up */
-    while (b.received < 5 && ebtl_dgram_now_ns() < deadline) {
-        poll_both(&a, &b);
-    }
-    /* A packet lost mid-stream: usrsctp sends it again; the copies go on. */
-    a.st.cfg.test_drop_data = a.st.test_data_pkts + 3;
-    send_seq(&a, &b, l, 5, 40, 4000, deadline);
-    while (b.received < 45 && ebtl_dgram_now_ns() < deadline) {
-        poll_both(&a, &b);
-    }
-    CHECK(b.received == 45 && a.st.links[l].rescue.keeping);
+    lose_one_mid_stream(&a, &b, l, deadline);
     uint64_t t3_off, t3_on;
     double off = tail_loss_secs(&a, &b, l, 45, 0, &t3_off, deadline);
     uint64_t probes_off = a.st.stats.tail_probes;
@@ -1274,11 +1282,8 @@ static void tail_probe_repairs_a_lost_last_packet(void)
     CHECK(probes_off == 0 && t3_off >= 1 && off >= 0.25);   /* usrsctp's T3 did it */
     CHECK(a.st.stats.tail_probes == 1 && a.st.stats.tail_probe_pkts == 1);
     CHECK(t3_on == 0 && on < 0.25);   /* the probe did it, before any T3 */
-    send_seq(&a, &b, l, 47, 10, 1000, deadline);   /* and on as before */
-    while (b.received < 57 && ebtl_dgram_now_ns() < deadline) {
-        poll_both(&a, &b);
-    }
-    CHECK(b.received == 57 && a.failed == 0 && b.failed == 0 && b.bad == 0);
+    send_all(&a, &b, l, 47, 10, 1000, deadline);   /* and on as before */
+    CHECK(a.failed == 0 && b.failed == 0 && b.bad == 0);
     close_side(&a);
     close_side(&b);
 }
@@ -1296,19 +1301,9 @@ static void rescue_sends_what_usrsctp_does_not(void)
     int l = link_to(&a, &b, 1);
     CHECK(l >= 0);
     uint64_t deadline = ebtl_dgram_now_ns() + 30000000000ull;
-    send_seq(&a, &b, l, 0, 5, 1000, deadline);   /* the association up */
-    while (b.received < 5 && ebtl_dgram_now_ns() < deadline) {
-        poll_both(&a, &b);
-    }
     bsctp_rescue_t *r = &a.st.links[l].rescue;
-    CHECK(b.received == 5 && !r->keeping);
-    /* A packet lost mid-stream: usrsctp sends it again (fast or by T3). */
-    a.st.cfg.test_drop_data = a.st.test_data_pkts + 3;
-    send_seq(&a, &b, l, 5, 40, 4000, deadline);
-    while (b.received < 45 && ebtl_dgram_now_ns() < deadline) {
-        poll_both(&a, &b);
-    }
-    CHECK(b.received == 45 && a.st.stats.test_dropped == 1 && r->keeping);
+    lose_one_mid_stream(&a, &b, l, deadline);
+    CHECK(a.st.stats.test_dropped == 1);
     /* Timers held still, the next packet of DATA lost. */
     uint32_t unacked = 1, queued;
     while (unacked != 0 && ebtl_dgram_now_ns() < deadline) {
@@ -1331,11 +1326,8 @@ static void rescue_sends_what_usrsctp_does_not(void)
     CHECK(a.st.stats.stall_kicks == 1 && a.st.stats.rescues == 1 && a.st.stats.rescued_pkts >= 1);
     CHECK(secs >= 0.25 && secs < 2.0);   /* the watch's kick, after 3 RTO.max (300 ms) */
     a.st.cfg.test_no_timers = b.st.cfg.test_no_timers = false;
-    send_seq(&a, &b, l, 46, 10, 1000, deadline);   /* and on as before */
-    while (b.received < 56 && ebtl_dgram_now_ns() < deadline) {
-        poll_both(&a, &b);
-    }
-    CHECK(b.received == 56 && b.bad == 0 && a.failed == 0 && b.failed == 0);
+    send_all(&a, &b, l, 46, 10, 1000, deadline);   /* and on as before */
+    CHECK(b.bad == 0 && a.failed == 0 && b.failed == 0);
     close_side(&a);
     close_side(&b);
 }
