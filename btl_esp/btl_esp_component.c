@@ -191,7 +191,7 @@ static int esp_component_register(void)
         EBTL_PARAM_INT("grant_delay", OPAL_INFO_LVL_5, &c->grant_delay_us,
             (int) (d.grant_delay_ns / 1000), "Microseconds of queueing a receiver lets its senders "
             "cause: together they may have in flight what it drains in this long (and at most "
-            "the receive budget), shared equally among those sending at the moment"),
+            "the receive budget), shared among those sending at the moment (btl_esp_fair)"),
         EBTL_PARAM_STR("initial_burst", OPAL_INFO_LVL_5, &c->initial_burst, "256k",
             "Bytes a sender sends at the start of a burst, before the receiver's first ACK "
             "grants its share of the receive budget"),
