@@ -123,9 +123,11 @@ static void on_deliver(void *ctx, void *peer_user, uint8_t tag, const void *data
     sink = x;
 }
 
-static void on_peer_failed(void *ctx, void *peer_user, uint32_t link, const char *why)
+static void on_peer_failed(void *ctx, void *peer_user, uint32_t link, const char *why,
+                           bool never_up)
 {
     bsctp_stack_t *st = ctx;
+    (void) never_up;
     CHECK(link < st->num_links && why != NULL && peer_user != NULL);
 }
 
@@ -276,6 +278,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             bsctp_sack_t sk;
             if (bsctp_packet_sack(p, len, &sk)) {
                 CHECK(sk.off >= 12 && sk.len >= 16 && sk.off + sk.len <= len);
+                CHECK(sk.gap_n <= sk.gaps && sk.gap_n <= BSCTP_SACK_GAPS
+                      && 16 + 4u * sk.gap_n <= sk.len);
+                for (unsigned g = 0; g < sk.gap_n; g++) {
+                    CHECK(sk.gap_hi[g] - sk.cum >= sk.gap_lo[g] - sk.cum
+                          && sk.gap_lo[g] != sk.cum);   /* lo..hi beyond cum */
+                }
                 uint8_t cut[MAX_MSG + 64];
                 memcpy(cut, p, len);
                 CHECK(bsctp_packet_cut(cut, len, sk.off, sk.len) == len - sk.len);
