@@ -193,8 +193,8 @@ static size_t grant(const esp_conn_t *c)
     if (total > p->cfg.rcv_budget) {
         total = p->cfg.rcv_budget;
     }
-    uint64_t weight = p->cfg.fair && c->rx_active ? (uint64_t) (FAIR_ONE + c->fair_adjust)
-                                                   : FAIR_ONE;
+    /* fair_adjust: 0 without cfg.fair, or outside a burst */
+    uint64_t weight = (uint64_t) (FAIR_ONE + c->fair_adjust);
     return (size_t) (total * weight / FAIR_ONE / (p->active_senders ? p->active_senders : 1));
 }
 

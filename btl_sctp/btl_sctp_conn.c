@@ -414,8 +414,10 @@ static int conn_output(void *addr, void *buffer, size_t length, uint8_t tos, uin
         bsctp_recovery_sent(&l->recovery, first, last);   /* usrsctp's sends, not the rescue's */
         rtx_unexplained |= l->recovery.rtx;
     }
+    /* The clock only where a tail probe may follow: a loss-free link's
+     * packets take the poll's (usrsctp retransmits from within a poll). */
     bsctp_rescue_sent(&l->rescue, buffer, length, data, first, last,
-                      data ? ebtl_dgram_now_ns() : 0);
+                      data && l->rescue.keeping ? ebtl_dgram_now_ns() : st->polled_ns);
     if (data && st->cfg.test_drop_data != 0 && ++st->test_data_pkts == st->cfg.test_drop_data) {
         st->stats.test_dropped++;   /* TESTING ONLY: lost on the wire */
         return 0;
@@ -924,7 +926,7 @@ static void probe_tails(bsctp_stack_t *st, uint64_t now)
     uint64_t quiet = (uint64_t) st->cfg.tail_probe_ms * 1000000u;
     for (uint32_t k = 0; k < st->num_links; k++) {
         bsctp_link_t *l = &st->links[k];
-        if (l->rescue.count == 0 || !bsctp_rescue_probe_due(&l->rescue, now, quiet)) {
+        if (!bsctp_rescue_probe_due(&l->rescue, now, quiet)) {
             continue;
         }
         uint32_t i = 0, sent = 0;

@@ -145,9 +145,9 @@ int mca_btl_sctp_module_init(mca_btl_sctp_module_t *m, ebtl_if_t *ifaces, size_t
         .streams = (uint16_t) c->streams,
         .sack_delay_ms = (uint32_t) c->sack_delay_ms,
         /* a tail's SACK may wait sack_delay: no probe before it could come */
-        .tail_probe_ms = c->tail_probe_ms == 0 ? 0
-                         : (uint32_t) (c->tail_probe_ms > c->sack_delay_ms ? c->tail_probe_ms
-                                                                             : c->sack_delay_ms + 1),
+        .tail_probe_ms = (uint32_t) (c->tail_probe_ms == 0 ? 0
+                                     : c->tail_probe_ms > c->sack_delay_ms ? c->tail_probe_ms
+                                                                           : c->sack_delay_ms + 1),
         .sack_freq = (uint32_t) c->sack_freq,
         .sack_immediately = c->sack_immediately != 0,
         .jobid = me.jobid,

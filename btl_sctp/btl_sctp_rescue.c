@@ -152,6 +152,7 @@ bool bsctp_rescue_probe_due(bsctp_rescue_t *r, uint64_t now, uint64_t quiet_ns)
     return true;
 }
 
+/* Wholly inside a gap block of the last SACK: the peer has it. */
 static bool reported(const bsctp_rescue_t *r, const bsctp_rescue_pkt_t *p)
 {
     for (uint32_t k = 0; k < r->gap_n; k++) {
@@ -162,11 +163,14 @@ static bool reported(const bsctp_rescue_t *r, const bsctp_rescue_pkt_t *p)
     return false;
 }
 
-const uint8_t *bsctp_rescue_next_missing(const bsctp_rescue_t *r, uint32_t *i, size_t *len)
+/* The next copy from *i beyond the cumulative ack (and, with
+ * missing_only, not reported in a gap block). */
+static const uint8_t *next_copy(const bsctp_rescue_t *r, uint32_t *i, size_t *len,
+                                bool missing_only)
 {
     for (; *i < r->count; (*i)++) {
         const bsctp_rescue_pkt_t *p = at(r, *i);
-        if (tsn_gt(p->last, r->cum) && !reported(r, p)) {
+        if ((!r->cum_known || tsn_gt(p->last, r->cum)) && !(missing_only && reported(r, p))) {
             (*i)++;
             *len = p->len;
             return r->space + p->off;
@@ -175,15 +179,12 @@ const uint8_t *bsctp_rescue_next_missing(const bsctp_rescue_t *r, uint32_t *i, s
     return NULL;
 }
 
+const uint8_t *bsctp_rescue_next_missing(const bsctp_rescue_t *r, uint32_t *i, size_t *len)
+{
+    return next_copy(r, i, len, true);
+}
+
 const uint8_t *bsctp_rescue_next(const bsctp_rescue_t *r, uint32_t *i, size_t *len)
 {
-    for (; *i < r->count; (*i)++) {
-        const bsctp_rescue_pkt_t *p = at(r, *i);
-        if (!r->cum_known || tsn_gt(p->last, r->cum)) {
-            (*i)++;
-            *len = p->len;
-            return r->space + p->off;
-        }
-    }
-    return NULL;
+    return next_copy(r, i, len, false);
 }

@@ -132,8 +132,9 @@ void bsctp_stack_close(bsctp_stack_t *st)
  * the peer holding 30 behind a gap, no T3 expiry for 90 s. A link whose
  * unacknowledged chunks and queued bytes stay the same while no T3 timer
  * of the process expires and nothing is retransmitted has stalled: after
- * 3 RTO.max (300 ms at least) the mode is asked to make usrsctp look again (conn: the
- * peer's last SACK once more, which runs its output); after STALL_MIN_MS
+ * 3 RTO.max (300 ms at least) the mode is asked to make usrsctp look
+ * again (conn: the peer's last SACK once more, which runs its output, and
+ * the rescue); after STALL_MIN_MS
  * (or 3 RTO.max) its peer is declared lost, so the job ends with a
  * message. A peer that only stopped reading keeps T3 running (window
  * probes), as does one computing outside MPI. */
