@@ -23,6 +23,7 @@
 #include "ebtl_fault.h"
 #include "ebtl_ifsel.h"
 #include "ebtl_mca.h"
+#include "ebtl_yield.h"
 #include "esp_proto.h"
 #include "btl_esp_wire.h"
 
@@ -72,6 +73,7 @@ typedef struct mca_btl_esp_module {
     /* the progress thread's waits for a CPU (btl_esp_module.c, cpu_wait) */
     uint64_t cpu_wait_next_ns, cpu_wait_total_ns, cpu_wait_slices, cpu_wait_ns;
     int cpu_wait_tid;                    /* the thread those totals are of */
+    ebtl_yield_t yield;                  /* idle passes give the CPU away on a busy host */
 } mca_btl_esp_module_t;
 
 typedef struct mca_btl_esp_component {
@@ -100,6 +102,8 @@ typedef struct mca_btl_esp_component {
                                     tail copied */
     int pace;                    /* 1: new data spread over the round trip (esp_send.c) */
     int fair;                    /* 1: the grant split by what each sender delivered */
+    int yield_load;              /* an idle pass yields the CPU while the host's runnable
+                                    threads exceed this % of its CPUs (0: never) */
     int port_min;
     int free_list_max;
     int verbose;

@@ -98,6 +98,7 @@ static bool esp_params_valid(void)
            && range_param("btl_esp_put_release", c->put_release, 0, 1)
            && range_param("btl_esp_pace", c->pace, 0, 1)
            && range_param("btl_esp_fair", c->fair, 0, 1)
+           && range_param("btl_esp_yield_load", c->yield_load, 0, 100000)
            && range_param("btl_esp_gso", c->gso, 0, 1)
            && range_param("btl_esp_gro", c->gro, 0, 1)
            && range_param("btl_esp_max_paths", c->max_paths, 1, ESP_MAX_PATHS)
@@ -249,6 +250,11 @@ static int esp_component_register(void)
             "1 (default): several senders in a burst toward this process share its grant by "
             "what each delivered in the last tens of milliseconds (a sender that fell behind "
             "its equal share gets up to twice it, one ahead down to half); 0: equal split"),
+        EBTL_PARAM_INT("yield_load", OPAL_INFO_LVL_5, &c->yield_load, 150,
+            "Percent: while the host's runnable threads average more than this share of its "
+            "CPUs (ranks or other jobs share cores Open MPI cannot see: containers, "
+            "namespaces), a progress pass that found nothing to do yields the CPU, as "
+            "mpi_yield_when_idle does, so that a rank with work runs. 0: never"),
         EBTL_PARAM_INT("verbose", OPAL_INFO_LVL_4, &c->verbose, 0,
             "1: print the protocol counters of each process at finalize"),
         EBTL_PARAM_INT("free_list_max", OPAL_INFO_LVL_9, &c->free_list_max, -1,

@@ -13,6 +13,7 @@
 #include "btl_esp_endpoint.h"
 #include "btl_esp_frag.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -113,6 +114,7 @@ int mca_btl_esp_module_init(mca_btl_esp_module_t *m)
     OBJ_CONSTRUCT(&m->peers, opal_pointer_array_t);
     opal_pointer_array_init(&m->peers, 16, INT32_MAX, 16);
     m->reg_free = -1;
+    ebtl_yield_init(&m->yield, c->yield_load);
     if (ebtl_module_construct(&m->base, EBTL_MODEX_KIND_ESP, add_one_proc, fsize, 0,
                               c->free_list_max) != OPAL_SUCCESS
         || ebtl_frag_list_init(&m->frags_user, fsize, 0, USER_FRAG_HEADER_ROOM, c->free_list_max)
@@ -448,7 +450,11 @@ int mca_btl_esp_progress(void)
     esp_proto_tick(m->proto, now);
     m->wire->flush(m);
     cpu_wait(m, now);
+    bool yield = ebtl_yield_due(&m->yield, now, n);   /* ranks share cores */
     ESP_UNLOCK(m);
+    if (yield) {
+        sched_yield();
+    }
     ebtl_thread_pass(&mca_btl_esp_component.base.thread, now, n);
     return n;
 }

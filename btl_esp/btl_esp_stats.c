@@ -258,10 +258,12 @@ void esp_stats_report(mca_btl_esp_module_t *m)
         }
     }
     opal_output(0, "btl esp stats rank %u: peers=%u connected=%zu srtt_avg_us=%.1f "
-                "peer_state_bytes=%zu idle_peer_heap_bytes=%zu cpu_wait_us=%.1f", rank,
+                "peer_state_bytes=%zu idle_peer_heap_bytes=%zu cpu_wait_us=%.1f "
+                "busy_yields=%llu runnable=%.1f", rank,
                 m->num_peers, connected, connected ? (double) srtt_sum / connected / 1e3 : 0.0, mem,
                 m->base.add_procs_peers ? m->base.add_procs_heap / m->base.add_procs_peers : 0,
-                (double) m->cpu_wait_ns / 1e3);
+                (double) m->cpu_wait_ns / 1e3, (unsigned long long) m->yield.yields,
+                m->yield.runnable_x16 / 16.0);
 
     nic_report(m, rank);
 

@@ -22,6 +22,7 @@
 #include "ebtl_ifsel.h"
 #include "ebtl_mca.h"
 #include "ebtl_modex.h"
+#include "ebtl_yield.h"
 
 typedef struct mca_btl_sctp_module {
     ebtl_module_t base;      /* endpoints, lock, error callback, descriptors */
@@ -64,6 +65,8 @@ typedef struct mca_btl_sctp_component {
     int packet;                  /* conn mode: largest SCTP packet, bytes (0: a frame's; -1:
                                     chosen by the frame size) */
     int free_list_max;
+    int yield_load;              /* an idle pass yields the CPU while the host's runnable
+                                    threads exceed this % of its CPUs (0: never) */
     int verbose;                 /* 1: counters of each process at finalize */
     int test_drop_msg;           /* TESTING ONLY: drop the n-th fragment read (0: off) */
 
@@ -71,6 +74,8 @@ typedef struct mca_btl_sctp_component {
     /* one-to-many: the one module; one-to-one: one per local address */
     mca_btl_sctp_module_t *modules[EBTL_MODEX_MAX_ADDRS];
     size_t num_modules;
+    ebtl_yield_t yield;          /* progress passes give the CPU away on a busy host
+                                    (under modules[0]'s lock) */
 } mca_btl_sctp_component_t;
 
 OPAL_DECLSPEC extern mca_btl_sctp_component_t mca_btl_sctp_component;

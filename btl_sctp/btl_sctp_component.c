@@ -82,6 +82,8 @@ static bool bsctp_params_valid(void)
         || ebtl_param_check_range("btl_sctp_sack_immediately", c->sack_immediately, 0, 1, err,
                                  sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_crc32c", c->crc32c, 0, 1, err, sizeof(err)) != 0
+        || ebtl_param_check_range("btl_sctp_yield_load", c->yield_load, 0, 100000, err,
+                                  sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_sack_freq", c->sack_freq, 1, 64, err, sizeof(err)) != 0
         || ebtl_param_check_range("btl_sctp_max_burst", c->max_burst, 0, 65535, err,
                                  sizeof(err)) != 0
@@ -212,6 +214,7 @@ static mca_btl_base_module_t **bsctp_make_modules(int *num_btls)
     if (btls == NULL) {
         return NULL;
     }
+    ebtl_yield_init(&c->yield, c->yield_load);
     c->num_modules = 0;
     for (size_t k = 0, first = 0; k < nmod; first += addrs_of[k++]) {
         mca_btl_sctp_module_t *m = calloc(1, sizeof(*m));
@@ -330,6 +333,11 @@ static int bsctp_component_register(void)
             "(docs/sctp-modes.md)"),
         EBTL_PARAM_INT("rcvbuf", OPAL_INFO_LVL_5, &k->rcvbuf, 8 * 1024 * 1024,
             "Bytes the SCTP socket's receive buffer holds: the window the peer may send into"),
+        EBTL_PARAM_INT("yield_load", OPAL_INFO_LVL_5, &k->yield_load, 150,
+            "Percent: while the host's runnable threads average more than this share of its "
+            "CPUs (ranks or other jobs share cores Open MPI cannot see: containers, "
+            "namespaces), a progress pass that found nothing to do yields the CPU, as "
+            "mpi_yield_when_idle does, so that a rank with work runs. 0: never"),
         EBTL_PARAM_INT("crc32c", OPAL_INFO_LVL_5, &k->crc32c, 1,
             "1: SCTP's CRC32c on every packet, computed and checked by the BTL with the CPU's "
             "CRC instruction (usrsctp's own is always off); 0: skip it, for links that already "

@@ -20,6 +20,7 @@
 #include "btl_sctp_frag.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -574,7 +575,17 @@ int mca_btl_sctp_progress(void)
         flush_pending(m);
         BSCTP_UNLOCK(m);
     }
-    ebtl_thread_pass(&c->base.thread, ebtl_dgram_now_ns(), n);
+    uint64_t now = ebtl_dgram_now_ns();
+    bool yield = false;
+    if (c->num_modules > 0) {   /* ranks may share cores unseen (common/ebtl_yield.h) */
+        BSCTP_LOCK(c->modules[0]);
+        yield = ebtl_yield_due(&c->yield, now, n);
+        BSCTP_UNLOCK(c->modules[0]);
+    }
+    if (yield) {
+        sched_yield();
+    }
+    ebtl_thread_pass(&c->base.thread, now, n);
     return n;
 }
 

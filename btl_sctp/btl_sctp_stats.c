@@ -194,8 +194,11 @@ void bsctp_stats_report(mca_btl_sctp_module_t *m)
     ebtl_stats_print("sctp", &stats, v, N_BTL + N_STACK, NCOUNTERS - N_BTL - N_STACK,
                      ebtl_fault_stats_format(&faults, fline, sizeof(fline)));
     if (m == mca_btl_sctp_component.modules[0]) {
-        opal_output(0, "btl sctp stats rank %u: %s", (unsigned) OPAL_PROC_MY_NAME.vpid,
-                    ebtl_thread_format(&mca_btl_sctp_component.base.thread, fline, sizeof(fline)));
+        const ebtl_yield_t *y = &mca_btl_sctp_component.yield;
+        opal_output(0, "btl sctp stats rank %u: %s busy_yields=%llu runnable=%.1f",
+                    (unsigned) OPAL_PROC_MY_NAME.vpid,
+                    ebtl_thread_format(&mca_btl_sctp_component.base.thread, fline, sizeof(fline)),
+                    (unsigned long long) y->yields, y->runnable_x16 / 16.0);
     }
     /* Each path of a peer with several (mode conn). */
     const bsctp_stack_t *st = &m->stack;
