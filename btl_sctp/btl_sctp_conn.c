@@ -946,8 +946,7 @@ static void probe_tails(bsctp_stack_t *st, uint64_t now)
 
 static int conn_poll(bsctp_stack_t *st)
 {
-    uint64_t now = ebtl_dgram_now_ns();
-    st->polled_ns = now;
+    uint64_t now = st->polled_ns;
     int n = read_input(st, now);
     expire_held(st, now);
     probe_tails(st, now);

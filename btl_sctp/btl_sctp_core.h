@@ -261,6 +261,8 @@ typedef struct bsctp_stack {
     uint8_t *rxbuf;               /* usrsctp_recvv target */
     size_t rxbuf_size;
     bool draining;                /* no nested receive loop from a delivery */
+    bool so_readable;             /* one-to-many without usrsctp's threads: st->so has
+                                     something to read (its upcall; btl_sctp_one2many.c) */
     bool closing;
     size_t sndbuf_limit;          /* the SCTP socket's send buffer as usrsctp took it */
     uint32_t rests;               /* links holding a message's end (bsctp_link_t.rest) */
@@ -273,7 +275,7 @@ typedef struct bsctp_stack {
     bool multipath;               /* some link has several paths */
     uint64_t paths_tick_ns;       /* the last look at the paths' timers */
     uint64_t input_datagrams;     /* datagrams handed to usrsctp so far */
-    uint64_t polled_ns;           /* the clock at the last poll */
+    uint64_t polled_ns;           /* the clock at the last poll (bsctp_stack_poll) */
     uint64_t tail_check_ns;       /* conn mode: when the links were last looked at for
                                      tail probes */
     struct bsctp_seg_table *segs; /* packets being put together (cfg.packet); NULL: none yet */

@@ -43,8 +43,8 @@ typedef struct bsctp_mode {
     /* After the style's shutdown: close st->so, stop usrsctp with the
      * last stack, close the UDP side. */
     void (*close)(bsctp_stack_t *st);
-    /* One pass: feed usrsctp what arrived and run its timers; returns the
-     * datagrams read (0 when usrsctp's threads do it). */
+    /* One pass at st->polled_ns: feed usrsctp what arrived and run its
+     * timers; returns the datagrams read (0 when usrsctp's threads do it). */
     int (*poll)(bsctp_stack_t *st);
     /* Closing: let usrsctp answer for a moment (the whole process's input). */
     void (*pump)(bsctp_stack_t *st);

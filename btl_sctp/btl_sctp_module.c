@@ -565,6 +565,7 @@ int mca_btl_sctp_progress(void)
 {
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
     int n = 0;
+    uint64_t now = 0;
     for (size_t i = 0; i < c->num_modules; i++) {
         mca_btl_sctp_module_t *m = c->modules[i];
         if (!m->stack_open) {
@@ -572,10 +573,13 @@ int mca_btl_sctp_progress(void)
         }
         BSCTP_LOCK(m);
         n += bsctp_stack_poll(&m->stack);   /* the ends of messages the links hold too */
+        now = m->stack.polled_ns;
         flush_pending(m);
         BSCTP_UNLOCK(m);
     }
-    uint64_t now = ebtl_dgram_now_ns();
+    if (now == 0) {
+        now = ebtl_dgram_now_ns();
+    }
     bool yield = false;
     if (c->num_modules > 0) {   /* ranks may share cores unseen (common/ebtl_yield.h) */
         BSCTP_LOCK(c->modules[0]);

@@ -13,6 +13,7 @@
 #include "btl_sctp_style.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <usrsctp.h>
@@ -167,9 +168,35 @@ static void o2m_drain(bsctp_stack_t *st)
     if (st->draining || st->so == NULL) {
         return;
     }
+    /* Without threads only usrsctp's upcall says there is something: an
+     * empty read (locks, the socket's queue) is most of an idle pass. */
+    if (!st->mode->threads && !st->so_readable) {
+        return;
+    }
+    st->so_readable = false;   /* an upcall while reading sets it again */
     st->draining = true;
     read_all(st, true);
     st->draining = false;
+}
+
+/* Mode conn: usrsctp calls this on our thread, from usrsctp_conninput or
+ * its timers, whenever st->so's buffers or state change. */
+static void on_upcall(struct socket *so, void *arg, int flags)
+{
+    bsctp_stack_t *st = arg;
+    (void) so;
+    (void) flags;
+    st->so_readable = true;
+}
+
+static int o2m_init(bsctp_stack_t *st, char *err, size_t errlen)
+{
+    st->so_readable = true;
+    if (!st->mode->threads && usrsctp_set_upcall(st->so, on_upcall, st) != 0) {
+        snprintf(err, errlen, "usrsctp_set_upcall: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /* Graceful: queued data goes out, then SHUTDOWN; the peers see a
@@ -205,7 +232,10 @@ static size_t o2m_live(const bsctp_stack_t *st)
 
 static void o2m_fini(bsctp_stack_t *st)
 {
-    (void) st;   /* the mode closes the socket: what is left goes with it */
+    /* The mode closes the socket: what is left goes with it. */
+    if (st->so != NULL && !st->mode->threads) {
+        (void) usrsctp_set_upcall(st->so, NULL, NULL);
+    }
 }
 
 static void o2m_describe(const bsctp_stack_t *st, char *buf, size_t len)
@@ -222,7 +252,7 @@ const bsctp_style_t bsctp_style_one_to_many = {
     .backlog = 1,
     .module_per_interface = false,
     .port_is_identity = false,
-    .init = NULL,
+    .init = o2m_init,
     .send = o2m_send,
     .assoc_socket = o2m_assoc_socket,
     .abort = o2m_abort,

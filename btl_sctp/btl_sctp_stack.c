@@ -228,12 +228,13 @@ int bsctp_stack_poll(bsctp_stack_t *st)
         return 0;
     }
     uint64_t before = st->stats.rx_msgs;
+    uint64_t now = ebtl_dgram_now_ns();   /* one clock read a pass: the pass is short */
+    st->polled_ns = now;
     int n = st->mode->poll(st);
     if (st->shrink_due) {
         bsctp_assoc_shrink_packets(st);
     }
     st->style->drain(st);
-    uint64_t now = ebtl_dgram_now_ns();
     if (st->mode->watch_stalls) {
         watch_stalls(st, now);
     }
