@@ -139,6 +139,8 @@ typedef struct bsctp_conn_tx {
     ebtl_dgram_msg_t *rx_msgs;                 /* EBTL_DGRAM_RX_BATCH per socket */
     struct rx_item *rx_order;
     size_t slot;                               /* bytes per slot */
+    size_t hold_slot;                          /* bytes per hold slot: a whole packet, segmented
+                                                  ones too (btl_sctp_packet) */
     uint8_t arena[];                           /* EBTL_DGRAM_TXQ_LEN slots */
 } bsctp_conn_tx_t;
 
@@ -215,6 +217,7 @@ static int tx_open(bsctp_stack_t *st, size_t largest)
     tx->q.unreachable = on_unreachable;
     tx->q.unreachable_arg = st;
     tx->slot = slot;
+    tx->hold_slot = slot;
     st->conn_tx = tx;
     return 0;
 }
@@ -582,7 +585,7 @@ static void feed_held(bsctp_stack_t *st, bsctp_conn_tx_t *io, unsigned i)
 {
     struct held *h = &io->held[i];
     bsctp_link_t *l = &st->links[h->link];
-    usrsctp_conninput(conn_addr(st, h->link), io->hold_arena + (size_t) i * io->slot, h->len, 0);
+    usrsctp_conninput(conn_addr(st, h->link), io->hold_arena + (size_t) i * io->hold_slot, h->len, 0);
     rx_advance(l, h->last);
     h->used = false;
     io->num_held--;
@@ -619,10 +622,10 @@ static bool hold_ahead(bsctp_stack_t *st, uint32_t link, const uint8_t *pkt, siz
     bsctp_conn_tx_t *io = st->conn_tx;
     bsctp_link_t *l = &st->links[link];
     if (io != NULL && io->hold_arena == NULL) {
-        io->hold_arena = malloc((size_t) HOLD_MAX * io->slot);   /* the first peer with paths */
+        io->hold_arena = malloc((size_t) HOLD_MAX * io->hold_slot);   /* the first peer with paths */
     }
     if (!l->rx_sync || bsctp_tsn_le(first, l->rx_next) || io == NULL || io->hold_arena == NULL
-        || len > io->slot) {
+        || len > io->hold_slot) {
         rx_advance(l, last);
         return false;
     }
@@ -637,7 +640,7 @@ static bool hold_ahead(bsctp_stack_t *st, uint32_t link, const uint8_t *pkt, siz
     while (io->held[i].used) {
         i++;
     }
-    memcpy(io->hold_arena + (size_t) i * io->slot, pkt, len);
+    memcpy(io->hold_arena + (size_t) i * io->hold_slot, pkt, len);
     io->held[i] = (struct held){true, link, first, last, now, len};
     io->num_held++;
     l->rx_held++;
@@ -1034,6 +1037,7 @@ static int open_sockets(bsctp_stack_t *st, char *err, size_t errlen)
     if (packet > pmtu) {
         st->frame_pmtu = pmtu > PMTU_MARGIN + 1200 ? (pmtu - PMTU_MARGIN) & ~3u : 1200;
         pmtu = packet;
+        st->conn_tx->hold_slot = packet;   /* several paths reorder them too */
     }
     bsctp_core_clamp_pmtu(st, pmtu > PMTU_MARGIN + 1200 ? pmtu - PMTU_MARGIN : 1200);
     if (st->cfg.pmtu <= st->frame_pmtu) {
