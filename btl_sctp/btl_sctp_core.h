@@ -263,6 +263,7 @@ typedef struct bsctp_stack {
     bool draining;                /* no nested receive loop from a delivery */
     bool so_readable;             /* one-to-many without usrsctp's threads: st->so has
                                      something to read (its upcall; btl_sctp_one2many.c) */
+    uint64_t so_read_ns;          /* ... and when it was last read */
     bool closing;
     size_t sndbuf_limit;          /* the SCTP socket's send buffer as usrsctp took it */
     uint32_t rests;               /* links holding a message's end (bsctp_link_t.rest) */

@@ -18,6 +18,9 @@
 #include <sys/socket.h>
 #include <usrsctp.h>
 
+/* Reads at least this often without an upcall (o2m_drain). */
+#define UNANNOUNCED_READ_NS 1000000u
+
 /* What an ABORT or EOF carries: usrsctp_sendv refuses a NULL buffer
  * (EFAULT) even for no bytes. */
 static const char no_data[1];
@@ -168,12 +171,19 @@ static void o2m_drain(bsctp_stack_t *st)
     if (st->draining || st->so == NULL) {
         return;
     }
-    /* Without threads only usrsctp's upcall says there is something: an
-     * empty read (locks, the socket's queue) is most of an idle pass. */
-    if (!st->mode->threads && !st->so_readable) {
+    /* Without threads usrsctp's upcall says there is something: an empty
+     * read (locks, the socket's queue) is most of an idle pass. But it
+     * calls the upcall after input only: after its timers only on a
+     * socket error (none in this style), never from our own calls (an
+     * abort, a failed send). What those queue (an association lost after
+     * its retransmissions, a send that failed) is read within a
+     * millisecond. */
+    if (!st->mode->threads && !st->so_readable
+        && st->polled_ns - st->so_read_ns < UNANNOUNCED_READ_NS) {
         return;
     }
     st->so_readable = false;   /* an upcall while reading sets it again */
+    st->so_read_ns = st->polled_ns;
     st->draining = true;
     read_all(st, true);
     st->draining = false;

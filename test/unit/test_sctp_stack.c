@@ -139,6 +139,7 @@ static bool one_to_one;   /* the style the socket tests run in */
 
 static uint64_t drop_msg;   /* the next side opened drops its n-th fragment (0: none) */
 static uint32_t rto_min_ms = 20;   /* usrsctp's RTO.min of the sides opened next */
+static uint32_t peer_timeout_ms = 30000;   /* ... and how long a silent peer is retried */
 
 static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t vpid, uint64_t key,
                            bool crc32c, size_t so_rcvbuf, size_t so_sndbuf)
@@ -157,7 +158,7 @@ static bool open_side_with(side_t *s, const char *name, uint16_t port, uint32_t 
         .rto_min_ms = rto_min_ms,
         .rto_max_ms = rto_min_ms > 100 ? rto_min_ms : 100,
         .rto_init_ms = rto_min_ms > 50 ? rto_min_ms : 50,
-        .peer_timeout_ms = 30000,
+        .peer_timeout_ms = peer_timeout_ms,
         .streams = 16,
         .sack_delay_ms = 10,
         .sack_freq = 2,
@@ -1125,6 +1126,45 @@ static void unreachable_listener_fails_once(void)
     close_side(&b);
 }
 
+/* A peer that stops answering (its process stopped) is reported lost once
+ * usrsctp gives up on it, never a silent hang. In style one-to-many of mode
+ * conn usrsctp's timers queue that notification without an upcall. Conn
+ * mode only: in inet mode usrsctp's threads answer for an unpolled B. */
+static void silent_peer_is_lost(void)
+{
+    side_t a, b;
+    peer_timeout_ms = 600;   /* 6 retransmissions at RTO.max 100 ms */
+    CHECK(open_side(&a, "A", 5043, 0, JOB_KEY));
+    CHECK(open_side(&b, "B", 5044, 1, JOB_KEY));
+    peer_timeout_ms = 30000;
+    int la = link_to(&a, &b, 1);
+    CHECK(la >= 0);
+    uint8_t buf[108];
+    fill(buf, 0, 100);
+    uint64_t deadline = ebtl_dgram_now_ns() + 5000000000ull;
+    while (bsctp_assoc_send(&a.st, (uint32_t) la, buf, sizeof(buf)) == -EAGAIN
+           && ebtl_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);
+    }
+    while (b.received == 0 && ebtl_dgram_now_ns() < deadline) {
+        poll_both(&a, &b);
+    }
+    CHECK(b.received == 1 && b.bad == 0);
+    /* B stops: only A runs from now on. */
+    fill(buf, 1, 100);
+    CHECK(bsctp_assoc_send(&a.st, (uint32_t) la, buf, sizeof(buf)) == 0);
+    uint64_t t0 = ebtl_dgram_now_ns();
+    deadline = t0 + 10000000000ull;
+    while (a.failed == 0 && ebtl_dgram_now_ns() < deadline) {
+        bsctp_stack_poll(&a.st);
+    }
+    printf("    A: failed %d after %.3f s\n", a.failed, (double) (ebtl_dgram_now_ns() - t0) / 1e9);
+    CHECK(a.failed == 1);
+    CHECK_STR_CONTAINS(a.why, "association was lost");
+    close_side(&a);
+    close_side(&b);
+}
+
 /* Inet mode: once the last stack closed, usrsctp's timer and receive
  * threads are gone (usrsctp_finish succeeded). */
 static void no_thread_left(void)
@@ -1386,6 +1426,7 @@ int main(int argc, char **argv)
     RUN(SUITE, lost_fragment_found_by_number);
     RUN(SUITE, lost_fragment_found_by_audit);
     if (!TEST_INET) {
+        RUN(SUITE, silent_peer_is_lost);   /* inet: usrsctp's threads answer for B */
         RUN(SUITE, message_in_pieces_and_kept_ends);   /* conn mode only: bsctp_stack_takes_pieces */
         RUN(SUITE, message_larger_than_send_buffer);
         RUN(SUITE, pieces_interleave_across_streams);   /* no socket: the same in both modes */
