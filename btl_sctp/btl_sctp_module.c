@@ -569,7 +569,7 @@ int mca_btl_sctp_progress(void)
 {
     mca_btl_sctp_component_t *c = &mca_btl_sctp_component;
     int n = 0;
-    uint64_t now = 0;
+    uint64_t now = 0;   /* the last stack's poll read the clock */
     for (size_t i = 0; i < c->num_modules; i++) {
         mca_btl_sctp_module_t *m = c->modules[i];
         if (!m->stack_open) {
@@ -582,7 +582,7 @@ int mca_btl_sctp_progress(void)
         BSCTP_UNLOCK(m);
     }
     if (now == 0) {
-        now = ebtl_dgram_now_ns();
+        now = ebtl_dgram_now_ns();   /* no stack open */
     }
     bool yield = false;
     if (c->num_modules > 0) {   /* ranks may share cores unseen (common/ebtl_yield.h) */

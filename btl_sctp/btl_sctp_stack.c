@@ -224,12 +224,14 @@ static void audit_links(bsctp_stack_t *st, uint64_t now)
 
 int bsctp_stack_poll(bsctp_stack_t *st)
 {
+    /* One clock read a pass (the pass is short), which the module's
+     * progress uses after it too. */
+    uint64_t now = ebtl_dgram_now_ns();
+    st->polled_ns = now;
     if (st->so == NULL) {
         return 0;
     }
     uint64_t before = st->stats.rx_msgs;
-    uint64_t now = ebtl_dgram_now_ns();   /* one clock read a pass: the pass is short */
-    st->polled_ns = now;
     int n = st->mode->poll(st);
     if (st->shrink_due) {
         bsctp_assoc_shrink_packets(st);
