@@ -266,6 +266,9 @@ static int esp_component_register(void)
          * more than the CHUNKs it now takes on loopback (docs/parameters.md). */
         .eager_limit = 64 * 1024 + 128,
         .max_send_size = 64 * 1024 + 128,
+        /* Beyond the rendezvous's first fragment, all by PUT: a send of
+         * the end costs a copy PUT saves (docs/parameters.md). */
+        .rdma_pipeline_send_length = 0,
         .rdma_pipeline_frag_size = 4 * 1024 * 1024,
         .flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_PUT,
     };

@@ -378,6 +378,7 @@ static int bsctp_component_register(void)
         .exclusivity = MCA_BTL_EXCLUSIVITY_LOW + 50,
         .eager_limit = 64 * 1024,
         .max_send_size = 128 * 1024,
+        .rdma_pipeline_send_length = 128 * 1024,   /* unused: no PUT */
         .rdma_pipeline_frag_size = 1024 * 1024,
         .flags = MCA_BTL_FLAGS_SEND,
     };

@@ -108,7 +108,7 @@ static int base_params_register(mca_base_component_t *component, mca_btl_base_mo
     module->btl_eager_limit = defaults->eager_limit;
     module->btl_rndv_eager_limit = defaults->eager_limit;
     module->btl_max_send_size = defaults->max_send_size;
-    module->btl_rdma_pipeline_send_length = defaults->max_send_size;
+    module->btl_rdma_pipeline_send_length = defaults->rdma_pipeline_send_length;
     module->btl_rdma_pipeline_frag_size = defaults->rdma_pipeline_frag_size;
     module->btl_min_rdma_pipeline_size = 0;
     module->btl_flags = defaults->flags;

@@ -51,7 +51,10 @@ typedef struct ebtl_mca_ifaces {
 typedef struct ebtl_defaults {
     uint32_t exclusivity;
     size_t eager_limit;           /* also the rendezvous eager limit */
-    size_t max_send_size;         /* also the pipeline send length */
+    size_t max_send_size;
+    /* a pipelined message's last bytes that go by send, not PUT (only
+     * with MCA_BTL_FLAGS_PUT) */
+    size_t rdma_pipeline_send_length;
     size_t rdma_pipeline_frag_size;
     uint32_t flags;
 } ebtl_defaults_t;
