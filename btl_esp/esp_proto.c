@@ -660,6 +660,12 @@ size_t esp_proto_backlog(const esp_proto_t *p, uint32_t peer)
     return c != NULL ? c->sendq_bytes : 0;
 }
 
+bool esp_proto_link_bound(const esp_proto_t *p, uint32_t peer)
+{
+    const esp_conn_t *c = esp_conn_get((esp_proto_t *) p, peer);
+    return c == NULL || esp_link_bound(c);
+}
+
 bool esp_proto_idle(const esp_proto_t *p)
 {
     if (p->hotel.guests != 0 || p->resend_head != NULL) {

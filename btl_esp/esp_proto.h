@@ -227,6 +227,11 @@ int esp_proto_send(esp_proto_t *p, uint32_t peer, esp_msg_t *msg, uint64_t now);
  * completes sends before they are acknowledged should bound. */
 size_t esp_proto_backlog(const esp_proto_t *p, uint32_t peer);
 
+/* True while no path to peer (or an unknown peer) is measured faster than
+ * a copy costs: a round trip there costs more than copying what it
+ * saves. */
+bool esp_proto_link_bound(const esp_proto_t *p, uint32_t peer);
+
 /* Send a small fragment whose bytes are copied now (the caller may reuse
  * them at once). Returns 0, or -1 when it cannot go now (too big, window
  * full, not connected yet, or out of memory): use esp_proto_send. */

@@ -288,6 +288,8 @@ void esp_send_init(esp_conn_t *c);
 void esp_send_init_paths(esp_conn_t *c);
 void esp_send_fini(esp_conn_t *c);
 void esp_push(esp_conn_t *c, uint64_t now);
+/* No path to c is measured as faster than the CPU's copies (esp_send.c). */
+bool esp_link_bound(const esp_conn_t *c);
 /* Push the peers whose new data waited for its pace (cfg.pace). */
 void esp_pace_timers(esp_proto_t *p, uint64_t now);
 void esp_on_ack(esp_conn_t *c, const esp_parsed_t *d, uint64_t now);

@@ -638,7 +638,7 @@ static size_t next_piece(const esp_conn_t *c, const esp_msg_t *m, uint8_t *type)
 #define RELEASE_RATE_MAX (500ull * 1000 * 1000)
 
 /* No path to c delivers RELEASE_RATE_MAX (or none is measured yet). */
-static bool link_bound(const esp_conn_t *c)
+bool esp_link_bound(const esp_conn_t *c)
 {
     for (unsigned k = 0; k < c->npaths; k++) {
         if (c->path[k].up && c->path[k].rate_bps >= RELEASE_RATE_MAX) {
@@ -692,7 +692,7 @@ static void put_release(esp_conn_t *c, esp_msg_t *m)
 static bool release_now(const esp_conn_t *c, const esp_msg_t *m)
 {
     return m->kind == ESP_MSG_PUT && m->queued == m->len && m->segs_out != 0
-           && c->p->cfg.release && link_bound(c);
+           && c->p->cfg.release && esp_link_bound(c);
 }
 
 void esp_push(esp_conn_t *c, uint64_t now)

@@ -3330,9 +3330,11 @@ static void compact_stream(void)
  * already in place (the harness checks them at that delivery, with the
  * PUT's buffer spoilt at completion). Under loss the pieces resent after
  * the completion come from the engine's copy. None on a fast path, or
- * with release off.
+ * with release off. *bound: the engine's link_bound for the peer once
+ * the path's rate is measured (what decides the release, and whether the
+ * BTL lets ob1 start a rendezvous empty).
  */
-static uint64_t release_fin(bool release, uint64_t bw, uint64_t *released)
+static uint64_t release_fin(bool release, uint64_t bw, uint64_t *released, bool *bound)
 {
     world_t w;
     world_init(&w, 2, 34, MTU_ETH);
@@ -3343,9 +3345,12 @@ static uint64_t release_fin(bool release, uint64_t bw, uint64_t *released)
     w.cfg.release = release;
     world_start(&w);
     /* the rate of the path measured first */
+    CHECK(esp_proto_link_bound(w.nodes[0].p, 1));   /* nothing measured yet */
     world_send(&w, 0, 1, ESP_MSG_PUT, 4 << 20, false);
     world_run(&w, 10 * SEC);
     world_settle(&w);
+    *bound = esp_proto_link_bound(w.nodes[0].p, 1);
+    CHECK(esp_proto_link_bound(w.nodes[0].p, 99));   /* no such peer */
     uint64_t rel0 = esp_proto_stats(w.nodes[0].p)->put_released, fin_sum = 0;
     for (int i = 0; i < 8; i++) {
         uint64_t t0 = simnet_now(w.net);
@@ -3431,12 +3436,15 @@ static void exchange_loss(void)
 static void put_release(void)
 {
     uint64_t rel_on, rel_off, rel_fast;
-    uint64_t on = release_fin(true, 1e9, &rel_on), off = release_fin(false, 1e9, &rel_off);
-    release_fin(true, 10e9, &rel_fast);
+    bool bound_on, bound_off, bound_fast;
+    uint64_t on = release_fin(true, 1e9, &rel_on, &bound_on);
+    uint64_t off = release_fin(false, 1e9, &rel_off, &bound_off);
+    release_fin(true, 10e9, &rel_fast, &bound_fast);
     printf("    200 KiB PUT + FIN at 1 Gbit/s: %.1f us released (%" PRIu64 " of 8), %.1f us "
            "waiting for the ACK; at 10 Gbit/s %" PRIu64 " released\n",
            (double) on / 1e3, rel_on, (double) off / 1e3, rel_fast);
     CHECK(rel_on == 8 && rel_off == 0 && rel_fast == 0);
+    CHECK(bound_on && bound_off && !bound_fast);
     CHECK(on + 30 * US <= off);   /* a round trip is 40 us and more */
 
     /* Loss, duplication, reordering, traffic both ways: every byte right. */
