@@ -36,32 +36,36 @@ static int32_t slot_alloc(mca_btl_esp_module_t *m)
     return i;
 }
 
+/* ob1 asks REMOTE_READ for a whole message it will announce with an empty
+ * rendezvous (the receiver then asks for all of it by PUT; esp has no GET).
+ * Where the link is the limit that leaves the link idle for the round
+ * trip: refused, ob1's rendezvous carries its first fragment and the
+ * receiver asks for the rest by PUT. 256 KiB over 1 Gbit/s: 1261 µs
+ * accepted, 1241 refused, tcp 1245-1249. Where the CPU is (loopback, a fast
+ * link) the round trip is cheaper than the copy of that fragment: loopback
+ * 256 KiB 59 µs accepted, 72 refused (docs/parameters.md, Limits). */
+static bool refuse_peer_read(mca_btl_esp_module_t *m, const struct mca_btl_base_endpoint_t *ep)
+{
+    ESP_LOCK(m);
+    bool bound = esp_proto_link_bound(m->proto, ep->peer);
+    ESP_UNLOCK(m);
+    return bound;
+}
+
 struct mca_btl_base_registration_handle_t *esp_reg_register(struct mca_btl_base_module_t *btl,
                                                             struct mca_btl_base_endpoint_t *ep,
                                                             void *base, size_t size,
                                                             uint32_t flags)
 {
     mca_btl_esp_module_t *m = (mca_btl_esp_module_t *) btl;
+    if ((flags & MCA_BTL_REG_FLAG_REMOTE_READ) && ep != NULL && refuse_peer_read(m, ep)) {
+        return NULL;
+    }
     struct mca_btl_base_registration_handle_t *h = malloc(sizeof(*h));
     if (h == NULL) {
         return NULL;
     }
     ESP_LOCK(m);
-    /* ob1 asks REMOTE_READ for a whole message it will announce with an
-     * empty rendezvous (the receiver then asks for all of it by PUT; esp
-     * has no GET). Where the link is the limit that leaves the link idle
-     * for the round trip: refused, ob1's rendezvous carries its first
-     * fragment and the receiver asks for the rest by PUT. 256 KiB over
-     * 1 Gbit/s: 1261 µs accepted, 1241 refused, tcp 1245-1249. Where the
-     * CPU is (loopback, a fast link) the round trip is cheaper than the
-     * copy of that fragment: loopback 256 KiB 59 µs accepted, 72 refused
-     * (docs/parameters.md, Limits). */
-    if ((flags & MCA_BTL_REG_FLAG_REMOTE_READ) && ep != NULL
-        && esp_proto_link_bound(m->proto, ep->peer)) {
-        ESP_UNLOCK(m);
-        free(h);
-        return NULL;
-    }
     int32_t i = slot_alloc(m);
     if (i < 0) {
         ESP_UNLOCK(m);
